@@ -1,0 +1,79 @@
+// Error codes and failure reasons for the runtime, kernels and delegates.
+//
+// No exceptions on the target: every fallible call returns an Error. The
+// human-readable reason for the most recent failure is kept in one static
+// buffer (set by rt::fail) so the runner can put it into its result record.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace rt {
+
+// Stable codes: the host maps them to names (sdk/firmware_errors.py) and the
+// runner uses them as its exit status. Append only; never renumber.
+enum class Error : uint8_t {
+  Ok = 0,
+  Internal = 1,          // a broken invariant inside the firmware
+  InvalidArgument = 2,   // a kernel/delegate got arguments it cannot take
+  InvalidProgram = 3,    // the .pte is malformed (magic, verifier, bounds)
+  NotSupported = 4,      // valid program, feature not implemented here
+  OperatorMissing = 5,   // no kernel registered for an operator
+  BackendMissing = 6,    // no backend registered for a delegate id
+  OutOfMemory = 7,       // a caller-given arena or table is too small
+  DtypeMismatch = 8,     // a tensor's dtype is not what the op/delegate needs
+  ShapeMismatch = 9,     // a tensor's shape/size is not what the op needs
+  InputMismatch = 10,    // the inputs given do not match the program's inputs
+  DelegateFailed = 11,   // a delegate (NPU) reported a failure
+  KernelFailed = 12,     // a kernel failed for a reason not covered above
+  InvalidInputs = 13,    // the input bundle is malformed
+  NoHardware = 14,       // the hardware a delegate needs is absent (no NPU)
+};
+
+// Name of an error code ("InvalidProgram"); "Unknown" for out-of-range values.
+const char* error_name(Error e);
+
+// Record `reason` (printf-style, integers and strings only) as the reason of
+// the current failure and return `code`. Use as `return rt::fail(...)`.
+Error fail(Error code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Reason recorded by the most recent fail(); "" when none.
+const char* last_error_reason();
+
+// Forget the recorded reason (start of a new operation).
+void clear_error();
+
+// A value or an error. T must be trivially copyable-ish; no heap involved.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(const T& value) : value_(value), error_(Error::Ok) {}  // NOLINT
+  Result(Error error) : value_(), error_(error) {}              // NOLINT
+  bool ok() const { return error_ == Error::Ok; }
+  Error error() const { return error_; }
+  const T& get() const { return value_; }
+  T& get() { return value_; }
+
+ private:
+  T value_;
+  Error error_;
+};
+
+}  // namespace rt
+
+// Return a failure with a reason unless `cond` holds.
+#define RT_CHECK(cond, code, ...)              \
+  do {                                         \
+    if (!(cond)) {                             \
+      return ::rt::fail((code), __VA_ARGS__);  \
+    }                                          \
+  } while (0)
+
+// Propagate a failure from a call that returns rt::Error.
+#define RT_TRY(expr)                 \
+  do {                               \
+    ::rt::Error rt_err_ = (expr);    \
+    if (rt_err_ != ::rt::Error::Ok) { \
+      return rt_err_;                \
+    }                                \
+  } while (0)

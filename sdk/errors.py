@@ -1,0 +1,59 @@
+"""The SDK's error tree: every failure a user can cause is one of these, with one clear line.
+
+The CLI maps each to a non-zero exit status and prints `error: <message>`; nothing else
+(tracebacks) reaches the user unless `--debug` is given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SdkError(Exception):
+    """Base of all SDK errors. `log_path` points at a log with the details, when there is one."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, log_path: Path | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.log_path = log_path
+
+    def __str__(self) -> str:
+        if self.log_path is not None:
+            return f"{self.message} (log: {self.log_path})"
+        return self.message
+
+
+class UsageError(SdkError):
+    """Bad command-line arguments or API arguments (unknown target, missing file, ...)."""
+
+    exit_code = 2
+
+
+class ModelLoadError(SdkError):
+    """The model file cannot be loaded or does not define a model and example inputs."""
+
+
+class ExportError(SdkError):
+    """Quantization, partitioning, lowering or Vela compilation failed."""
+
+
+class ProgramError(SdkError):
+    """A .pte file is missing, unreadable or malformed."""
+
+
+class BoundaryError(SdkError):
+    """A delegate boundary tensor disagrees with the NPU's record (dtype or byte size)."""
+
+
+class KernelMissingError(SdkError):
+    """The program needs a CPU operator that has no kernel."""
+
+
+class BuildError(SdkError):
+    """Building the firmware failed."""
+
+
+class TargetError(SdkError):
+    """Running on a target failed: it did not boot, faulted, hung, or reported a failure."""

@@ -1,0 +1,206 @@
+"""Reading `.pte` programs with ExecuTorch's own deserializer, and naming what is inside.
+
+Every tool that looks into a program (inspect, the boundary audit, the host run, kernel
+registration) goes through `load_program`, so a corrupt or missing file fails the same way
+everywhere: one `ProgramError` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from executorch.exir._serialize._program import PTEFile, deserialize_pte_binary
+from executorch.exir.schema import (
+    BackendDelegate,
+    DataLocation,
+    DelegateCall,
+    ExecutionPlan,
+    KernelCall,
+    Operator,
+    Program,
+    ScalarType,
+    Tensor,
+    TensorList,
+)
+
+from sdk.errors import ProgramError
+
+PTE_IDENTIFIER = b"ET12"
+
+# ExecuTorch ScalarType -> (name as the firmware and ExecuTorch print it, numpy dtype).
+_SCALAR_TYPES: dict[ScalarType, tuple[str, np.dtype | None]] = {
+    ScalarType.BYTE: ("Byte", np.dtype(np.uint8)),
+    ScalarType.CHAR: ("Char", np.dtype(np.int8)),
+    ScalarType.SHORT: ("Short", np.dtype(np.int16)),
+    ScalarType.INT: ("Int", np.dtype(np.int32)),
+    ScalarType.LONG: ("Long", np.dtype(np.int64)),
+    ScalarType.HALF: ("Half", np.dtype(np.float16)),
+    ScalarType.FLOAT: ("Float", np.dtype(np.float32)),
+    ScalarType.DOUBLE: ("Double", np.dtype(np.float64)),
+    ScalarType.BOOL: ("Bool", np.dtype(np.bool_)),
+    ScalarType.UINT16: ("UInt16", np.dtype(np.uint16)),
+    ScalarType.UINT32: ("UInt32", np.dtype(np.uint32)),
+    ScalarType.UINT64: ("UInt64", np.dtype(np.uint64)),
+}
+
+
+def dtype_name(scalar_type: ScalarType) -> str:
+    """ExecuTorch's name of a scalar type ("Float", "Short", ...)."""
+    entry = _SCALAR_TYPES.get(scalar_type)
+    return entry[0] if entry else ScalarType(scalar_type).name.title()
+
+
+def numpy_dtype(scalar_type: ScalarType) -> np.dtype:
+    entry = _SCALAR_TYPES.get(scalar_type)
+    if entry is None or entry[1] is None:
+        raise ProgramError(f"scalar type {ScalarType(scalar_type).name} is not supported")
+    return entry[1]
+
+
+def scalar_type_of(dtype: np.dtype) -> ScalarType:
+    for scalar_type, (_, np_dtype) in _SCALAR_TYPES.items():
+        if np_dtype == dtype:
+            return scalar_type
+    raise ProgramError(f"numpy dtype {dtype} has no ExecuTorch scalar type")
+
+
+def element_size(scalar_type: ScalarType) -> int:
+    return numpy_dtype(scalar_type).itemsize
+
+
+def operator_name(op: Operator) -> str:
+    """The operator as the firmware's registry names it: "aten::bmm.out"."""
+    return f"{op.name}.{op.overload}" if op.overload else op.name
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What a program says about one tensor value."""
+
+    value_index: int
+    dtype: str
+    scalar_type: ScalarType
+    shape: tuple[int, ...]
+    nbytes: int
+    constant: bool
+
+    def to_json(self) -> dict:
+        return {
+            "value": self.value_index,
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "nbytes": self.nbytes,
+        }
+
+
+@dataclass(frozen=True)
+class LoadedProgram:
+    """A deserialized program plus the bytes it came from."""
+
+    path: Path | None
+    data: bytes
+    pte: PTEFile
+
+    @property
+    def program(self) -> Program:
+        return self.pte.program
+
+    @property
+    def plan(self) -> ExecutionPlan:
+        """The method the SDK runs: "forward" when present, else the only one."""
+        plans = self.program.execution_plan
+        for plan in plans:
+            if plan.name == "forward":
+                return plan
+        return plans[0]
+
+    def tensor(self, value_index: int) -> TensorInfo:
+        values = self.plan.values
+        if not 0 <= value_index < len(values):
+            raise ProgramError(f"value index {value_index} is out of range ({len(values)} values)")
+        val = values[value_index].val
+        if not isinstance(val, Tensor):
+            raise ProgramError(f"value {value_index} is {type(val).__name__}, not a tensor")
+        shape = tuple(int(s) for s in val.sizes)
+        numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        size = _SCALAR_TYPES.get(val.scalar_type)
+        itemsize = size[1].itemsize if size and size[1] is not None else 0
+        return TensorInfo(
+            value_index=value_index,
+            dtype=dtype_name(val.scalar_type),
+            scalar_type=val.scalar_type,
+            shape=shape,
+            nbytes=numel * itemsize,
+            constant=val.data_buffer_idx > 0 and val.allocation_info is None,
+        )
+
+    def is_tensor(self, value_index: int) -> bool:
+        return isinstance(self.plan.values[value_index].val, Tensor)
+
+    def tensors_in(self, value_index: int) -> list[int]:
+        """Tensor value indices held by a value: itself, the items of a list, or none."""
+        val = self.plan.values[value_index].val
+        if isinstance(val, Tensor):
+            return [value_index]
+        if isinstance(val, TensorList):
+            return [int(i) for i in val.items]
+        return []
+
+    def inputs(self) -> list[TensorInfo]:
+        return [self.tensor(i) for i in self.plan.inputs]
+
+    def outputs(self) -> list[TensorInfo]:
+        return [self.tensor(i) for i in self.plan.outputs]
+
+    def operators(self) -> list[str]:
+        return [operator_name(op) for op in self.plan.operators]
+
+    def kernel_calls(self) -> Iterator[tuple[int, KernelCall]]:
+        """(instruction index, call) for every CPU kernel call, in execution order."""
+        for chain in self.plan.chains:
+            for index, instruction in enumerate(chain.instructions):
+                if isinstance(instruction.instr_args, KernelCall):
+                    yield index, instruction.instr_args
+
+    def delegate_calls(self) -> Iterator[tuple[int, DelegateCall]]:
+        for chain in self.plan.chains:
+            for index, instruction in enumerate(chain.instructions):
+                if isinstance(instruction.instr_args, DelegateCall):
+                    yield index, instruction.instr_args
+
+    def delegate_payload(self, delegate: BackendDelegate) -> bytes:
+        """The processed bytes of a delegate (inline data; segments are restored on load)."""
+        ref = delegate.processed
+        if ref.location != DataLocation.INLINE:
+            raise ProgramError(f"delegate {delegate.id}: payload location {ref.location} unresolved")
+        blobs = self.program.backend_delegate_data
+        if not 0 <= ref.index < len(blobs):
+            raise ProgramError(
+                f"delegate {delegate.id}: payload index {ref.index} out of range ({len(blobs)})"
+            )
+        return bytes(blobs[ref.index].data)
+
+
+def load_program(source: Path | str | bytes) -> LoadedProgram:
+    """Deserialize a .pte (a path or its bytes); any problem is one ProgramError line."""
+    path: Path | None = None
+    if isinstance(source, bytes):
+        data = source
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ProgramError(f"{path}: no such program file")
+        data = path.read_bytes()
+    where = str(path) if path else "program"
+    if len(data) < 8 or data[4:8] != PTE_IDENTIFIER:
+        raise ProgramError(f"{where}: not an ExecuTorch program (no 'ET12' identifier)")
+    try:
+        pte = deserialize_pte_binary(data)
+    except Exception as exc:  # the deserializer raises many kinds on corrupt data
+        raise ProgramError(f"{where}: corrupt program: {exc}") from exc
+    if not pte.program.execution_plan:
+        raise ProgramError(f"{where}: the program has no methods")
+    return LoadedProgram(path=path, data=data, pte=pte)
