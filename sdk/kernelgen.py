@@ -89,9 +89,7 @@ def program_kernel_uses(program: LoadedProgram) -> dict[str, set[str]]:
     return uses
 
 
-def select_kernels(
-    uses: dict[str, set[str]], specs: dict[str, KernelSpec]
-) -> list[SelectedKernel]:
+def select_kernels(uses: dict[str, set[str]], specs: dict[str, KernelSpec]) -> list[SelectedKernel]:
     """Match operators to kernels; a missing operator or dtype is a KernelMissingError."""
     missing = sorted(op for op in uses if op not in specs)
     if missing:
@@ -129,7 +127,12 @@ def render_registry(selected: list[SelectedKernel]) -> str:
             f"rt::Error {kernel.spec.fn}(rt::KernelContext& ctx, rt::Value* const* args, "
             "size_t nargs);"
         )
-    lines += ["}  // namespace kernels", "", "namespace rt {", "const KernelEntry kKernelTable[] = {"]
+    lines += [
+        "}  // namespace kernels",
+        "",
+        "namespace rt {",
+        "const KernelEntry kKernelTable[] = {",
+    ]
     for kernel in selected:
         lines.append(f'    {{"{kernel.spec.op}", &kernels::{kernel.spec.fn}}},')
     if not selected:
@@ -151,9 +154,7 @@ def render_select_header(selected: list[SelectedKernel]) -> str:
         "",
     ]
     for kernel in selected:
-        bits = " | ".join(
-            f"::rt::dtype_bit(::rt::ScalarType::{d})" for d in sorted(kernel.dtypes)
-        )
+        bits = " | ".join(f"::rt::dtype_bit(::rt::ScalarType::{d})" for d in sorted(kernel.dtypes))
         lines.append(f"#define KERNEL_SELECT_{kernel.spec.fn} ({bits or '0u'})")
     lines.append("")
     return "\n".join(lines)

@@ -175,7 +175,9 @@ class LoadedProgram:
         """The processed bytes of a delegate (inline data; segments are restored on load)."""
         ref = delegate.processed
         if ref.location != DataLocation.INLINE:
-            raise ProgramError(f"delegate {delegate.id}: payload location {ref.location} unresolved")
+            raise ProgramError(
+                f"delegate {delegate.id}: payload location {ref.location} unresolved"
+            )
         blobs = self.program.backend_delegate_data
         if not 0 <= ref.index < len(blobs):
             raise ProgramError(

@@ -43,6 +43,10 @@ const char* last_error_reason();
 // Forget the recorded reason (start of a new operation).
 void clear_error();
 
+// Put "<context>: " in front of the recorded reason (e.g. which instruction
+// failed); the reason's tail is cut if the whole does not fit.
+void add_context(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 // A value or an error. T must be trivially copyable-ish; no heap involved.
 template <typename T>
 class [[nodiscard]] Result {

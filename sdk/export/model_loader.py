@@ -1,0 +1,130 @@
+"""Load a model and its example inputs from a Python file, by convention.
+
+MODEL is `path/to/file.py` or `path/to/file.py:Name`.
+
+- `file.py` must define `model()` returning the `torch.nn.Module` and `example_inputs()`
+  returning the tuple of example input tensors.
+- `file.py:Name`: `Name` is an `nn.Module` subclass (constructed with no arguments) or a
+  function returning the module. Example inputs come from `Name.example_inputs()` when the
+  class has it, else from the file's `example_inputs()`.
+- Optional: `calibration_inputs()` returning an iterable of input tuples for quantization
+  calibration (default: the example inputs alone).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+from sdk.errors import ModelLoadError
+
+CONVENTION = (
+    "define model() returning the nn.Module and example_inputs() returning a tuple of tensors, "
+    "or name one with FILE.py:Name"
+)
+
+
+@dataclass
+class LoadedModel:
+    module: torch.nn.Module
+    example_inputs: tuple[torch.Tensor, ...]
+    calibration: list[tuple[torch.Tensor, ...]] | None
+    name: str
+    path: Path
+
+
+def _import_file(path: Path) -> ModuleType:
+    module_name = f"sdk_user_model_{abs(hash(path.resolve()))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelLoadError(f"{path}: cannot be imported as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ModelLoadError(f"{path}: raised {_where(exc, path)}") from exc
+    return module
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """`ValueError: message (line N)` for the innermost frame in the user's file."""
+    line = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = f" (line {frame.lineno})"
+    return f"{type(exc).__name__}: {exc}{line}"
+
+
+def _call(fn: Callable, what: str, path: Path):
+    try:
+        return fn()
+    except Exception as exc:
+        raise ModelLoadError(f"{path}: {what} raised {_where(exc, path)}") from exc
+
+
+def _as_inputs(value, what: str, path: Path) -> tuple[torch.Tensor, ...]:
+    if isinstance(value, torch.Tensor):
+        value = (value,)
+    if not isinstance(value, (tuple, list)) or not value:
+        raise ModelLoadError(f"{path}: {what} must return a non-empty tuple of tensors")
+    if not all(isinstance(v, torch.Tensor) for v in value):
+        kinds = ", ".join(type(v).__name__ for v in value)
+        raise ModelLoadError(f"{path}: {what} must return tensors, got ({kinds})")
+    return tuple(value)
+
+
+def parse_model_spec(spec: str) -> tuple[Path, str | None]:
+    """Split `file.py[:Name]` into the path and the optional name."""
+    path_part, sep, name = spec.rpartition(":")
+    if sep and path_part.endswith(".py") and name.isidentifier():
+        return Path(path_part), name
+    return Path(spec), None
+
+
+def load_model(spec: str) -> LoadedModel:
+    """Import MODEL and return the module (in eval mode), its example inputs and calibration."""
+    path, name = parse_model_spec(spec)
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: model file not found")
+    if path.suffix != ".py":
+        raise ModelLoadError(f"{path}: a model is a Python file (.py); {CONVENTION}")
+    user = _import_file(path)
+
+    example_fn = getattr(user, "example_inputs", None)
+    if name is None:
+        factory = getattr(user, "model", None)
+        if not callable(factory):
+            raise ModelLoadError(f"{path}: no model() found; {CONVENTION}")
+        label = path.stem
+    else:
+        factory = getattr(user, name, None)
+        if factory is None:
+            raise ModelLoadError(f"{path}: defines no {name!r}; {CONVENTION}")
+        if inspect.isclass(factory) and callable(getattr(factory, "example_inputs", None)):
+            example_fn = factory.example_inputs
+        label = name
+
+    module = _call(factory, f"{getattr(factory, '__name__', name)}()", path)
+    if not isinstance(module, torch.nn.Module):
+        raise ModelLoadError(
+            f"{path}: {label} gave a {type(module).__name__}, not a torch.nn.Module"
+        )
+    if not callable(example_fn):
+        raise ModelLoadError(f"{path}: no example_inputs() found; {CONVENTION}")
+    example = _as_inputs(_call(example_fn, "example_inputs()", path), "example_inputs()", path)
+
+    calibration = None
+    calibration_fn = getattr(user, "calibration_inputs", None)
+    if callable(calibration_fn):
+        samples = _call(calibration_fn, "calibration_inputs()", path)
+        calibration = [_as_inputs(s, "calibration_inputs()", path) for s in samples]
+    return LoadedModel(module.eval(), example, calibration, label, path)

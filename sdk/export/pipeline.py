@@ -1,0 +1,275 @@
+"""`sdk export` as Python: model -> quantized graph -> partitioned, Vela-compiled `.pte`.
+
+The steps are separate functions so a user (or a test) can stop in between:
+    loaded = load_model("model.py")
+    quantized = quantize(loaded, NpuTarget.U55_128, QuantMode.INT16)
+    result = lower(quantized, "out/", cpu_ops=["aten.bmm"])
+`export_model` chains them. Output (OUTDIR): model.pte, report.json, tosa/delegate_<i>.tosa.
+Everything is written to a staging folder first and moved into OUTDIR only on success, so a
+failed export leaves OUTDIR as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from sdk.errors import ExportError, SdkError, UsageError
+from sdk.export.cpu_ops import ForceOnCpu
+from sdk.export.model_loader import LoadedModel, load_model
+from sdk.export.partitioner import NpuPartitioner
+from sdk.export.report import build_report, cpu_nodes
+from sdk.export.targets import NpuTarget, QuantMode, compile_spec
+from sdk.export.vela_summary import read_vela_summary
+from sdk.program.audit import audit_program
+from sdk.program.pte import load_program
+
+PROGRAM_FILE = "model.pte"
+REPORT_FILE = "report.json"
+TOSA_DIR = "tosa"
+_DEBUG_ARTIFACT_KEY = "debug_artifact_path"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QuantizedModel:
+    """The model after PT2E quantization: the reference the exported program must match."""
+
+    loaded: LoadedModel
+    target: NpuTarget
+    quant: QuantMode
+    graph_module: torch.fx.GraphModule  # run it for the quantized PyTorch reference
+    exported: torch.export.ExportedProgram
+    vela_args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ExportResult:
+    outdir: Path
+    program_path: Path
+    report_path: Path
+    report: dict
+    tosa_paths: list[Path]
+
+
+def read_calibration(
+    path: Path, example: tuple[torch.Tensor, ...]
+) -> list[tuple[torch.Tensor, ...]]:
+    """A .npz with arr_0..arr_{n-1} in input order, each with a leading sample axis."""
+    if not path.is_file():
+        raise UsageError(f"{path}: calibration file not found")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = [data[f"arr_{i}"] for i in range(len(example))]
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(
+            f"{path}: not a calibration .npz with arr_0..arr_{len(example) - 1}: {exc}"
+        ) from exc
+    counts = {a.shape[0] for a in arrays}
+    for i, (array, ref) in enumerate(zip(arrays, example)):
+        if tuple(array.shape[1:]) != tuple(ref.shape):
+            raise UsageError(
+                f"{path}: arr_{i} has samples of shape {list(array.shape[1:])}, "
+                f"input {i} is {list(ref.shape)}"
+            )
+    if len(counts) != 1:
+        raise UsageError(f"{path}: arrays hold different numbers of samples")
+    n = counts.pop()
+    return [
+        tuple(torch.from_numpy(a[s]).to(ref.dtype) for a, ref in zip(arrays, example))
+        for s in range(n)
+    ]
+
+
+def quantize(
+    loaded: LoadedModel,
+    target: NpuTarget,
+    quant: QuantMode,
+    calibration: list[tuple[torch.Tensor, ...]] | None = None,
+    vela_args: list[str] | None = None,
+) -> QuantizedModel:
+    """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8)."""
+    from executorch.backends.arm.quantizer import EthosUQuantizer
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    spec = compile_spec(target, vela_args)
+    samples = calibration or loaded.calibration or [loaded.example_inputs]
+    try:
+        graph = torch.export.export(loaded.module, loaded.example_inputs).module(check_guards=False)
+        quantizer = EthosUQuantizer(spec)
+        quantizer.set_global(quant.quantization_config())
+        prepared = prepare_pt2e(graph, quantizer)
+        with torch.no_grad():
+            for sample in samples:
+                prepared(*sample)
+        converted = convert_pt2e(prepared)
+        exported = torch.export.export(converted, loaded.example_inputs)
+    except SdkError:
+        raise
+    except Exception as exc:
+        raise ExportError(f"{loaded.name}: export/quantization failed: {_one_line(exc)}") from exc
+    return QuantizedModel(loaded, target, quant, converted, exported, list(vela_args or []))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+@contextlib.contextmanager
+def _staging(outdir: Path):
+    """A fresh folder beside OUTDIR; its files replace OUTDIR's only if the body succeeds."""
+    parent = outdir.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{outdir}: cannot create the output folder: {exc}") from exc
+    stage = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.staging-", dir=parent))
+    try:
+        yield stage
+        outdir.mkdir(exist_ok=True)
+        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR):
+            target = outdir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+            (stage / name).rename(target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _lowered_modules(edge) -> list:
+    """The edge graph's lowered delegate modules in call order (= the program's delegate order)."""
+    module = edge.exported_program().graph_module
+    lowered = []
+    for node in module.graph.nodes:
+        if node.op == "call_function" and "executorch_call_delegate" in str(node.target):
+            lowered.append(getattr(module, node.args[0].target))
+    return lowered
+
+
+def _partition_tag(lowered) -> str | None:
+    for node in lowered.original_module.graph.nodes:
+        tag = node.meta.get("delegation_tag")
+        if tag:
+            return tag
+    return None
+
+
+def lower(
+    quantized: QuantizedModel,
+    outdir: Path | str,
+    *,
+    cpu_ops: list[str] | None = None,
+    fix_boundaries: bool = True,
+) -> ExportResult:
+    """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    outdir = Path(outdir)
+    spec = compile_spec(quantized.target, quantized.vela_args)
+    checks = [ForceOnCpu(cpu_ops)] if cpu_ops else []
+    with _staging(outdir) as stage:
+        artifacts = stage / "artifacts"
+        partitioner = NpuPartitioner(
+            spec, checks, fix_boundaries=fix_boundaries, artifact_dir=artifacts
+        )
+        vela_log = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(vela_log):
+                edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
+                lowered = _lowered_modules(edge)
+                for module in lowered:
+                    # The artifact path is a build detail: keep it out of the program.
+                    module._compile_specs = [
+                        s for s in module.compile_specs if s.key != _DEBUG_ARTIFACT_KEY
+                    ]
+                cpu_node_list = cpu_nodes(
+                    edge.exported_program().graph_module, partitioner, cpu_ops or []
+                )
+                program_bytes = edge.to_executorch().buffer
+        except SdkError:
+            raise
+        except (Exception, SystemExit) as exc:
+            raise ExportError(_lowering_failure(exc, vela_log.getvalue())) from exc
+        (stage / PROGRAM_FILE).write_bytes(program_bytes)
+
+        program = load_program(stage / PROGRAM_FILE)
+        audit = audit_program(program)
+        payload_to_index = {d.sha256: d.index for d in audit.delegates}
+        (stage / TOSA_DIR).mkdir()
+        delegates = []
+        for module in lowered:
+            tag = _partition_tag(module)
+            digest = hashlib.sha256(module.processed_bytes).hexdigest()
+            index = payload_to_index.get(digest)
+            if tag is None or index is None:
+                raise ExportError("internal: a lowered module does not match any program delegate")
+            tosa_files = sorted((artifacts / tag).glob(f"output_{tag}_*.tosa"))
+            if not tosa_files:
+                raise ExportError(f"internal: no TOSA was dumped for partition {tag}")
+            tosa_rel = Path(TOSA_DIR) / f"delegate_{index}.tosa"
+            shutil.copyfile(tosa_files[0], stage / tosa_rel)
+            delegates.append(
+                {
+                    "index": index,
+                    "tag": tag,
+                    "tosa": tosa_rel.as_posix(),
+                    "vela_estimate": read_vela_summary(artifacts / tag / "output"),
+                }
+            )
+        delegates.sort(key=lambda d: d["index"])
+        report = build_report(
+            quantized, partitioner, cpu_node_list, program, audit, delegates, cpu_ops or []
+        )
+        if fix_boundaries and not audit.ok:
+            raise ExportError("internal: boundary audit failed: " + "; ".join(audit.problems))
+        shutil.rmtree(artifacts)
+        (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    return ExportResult(
+        outdir=outdir,
+        program_path=outdir / PROGRAM_FILE,
+        report_path=outdir / REPORT_FILE,
+        report=report,
+        tosa_paths=[outdir / d["tosa"] for d in delegates],
+    )
+
+
+def _lowering_failure(exc: BaseException, vela_output: str) -> str:
+    if isinstance(exc, SystemExit) or "vela" in repr(exc).lower():
+        last = [line for line in vela_output.splitlines() if line.strip()][-1:] or [""]
+        detail = _one_line(exc) if not isinstance(exc, SystemExit) else f"exit {exc.code}"
+        return f"Vela compilation failed ({detail}) {last[0]}".strip()
+    return f"lowering for the NPU failed: {_one_line(exc)}"
+
+
+def export_model(
+    model: str,
+    outdir: Path | str,
+    *,
+    target: NpuTarget | str = NpuTarget.U55_128,
+    quant: QuantMode | str = QuantMode.INT8,
+    cpu_ops: list[str] | None = None,
+    calibration: Path | str | None = None,
+    vela_args: list[str] | None = None,
+    fix_boundaries: bool = True,
+) -> ExportResult:
+    """Load MODEL (file.py[:Name]), quantize, lower and write OUTDIR."""
+    target = target if isinstance(target, NpuTarget) else NpuTarget.parse(target)
+    quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
+    loaded = load_model(model)
+    samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
+    quantized = quantize(loaded, target, quant, samples, vela_args)
+    return lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fix_boundaries)

@@ -1,0 +1,56 @@
+"""The NPU configurations and quantization modes `sdk export` accepts."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from executorch.backends.arm.ethosu import EthosUCompileSpec
+from executorch.backends.arm.quantizer import (
+    get_symmetric_a16w8_quantization_config,
+    get_symmetric_quantization_config,
+)
+
+from sdk.errors import UsageError
+
+
+class NpuTarget(str, Enum):
+    """Vela accelerator configurations (MACs per cycle in the name)."""
+
+    U55_32 = "ethos-u55-32"
+    U55_64 = "ethos-u55-64"
+    U55_128 = "ethos-u55-128"
+    U55_256 = "ethos-u55-256"
+    U65_256 = "ethos-u65-256"
+    U65_512 = "ethos-u65-512"
+
+    @classmethod
+    def parse(cls, text: str) -> NpuTarget:
+        try:
+            return cls(text)
+        except ValueError:
+            known = ", ".join(t.value for t in cls)
+            raise UsageError(f"unknown target {text!r}; known targets: {known}") from None
+
+
+class QuantMode(str, Enum):
+    """INT8: int8 activations and weights. INT16: int16 activations, int8 weights (a16w8)."""
+
+    INT8 = "int8"
+    INT16 = "int16"
+
+    @classmethod
+    def parse(cls, text: str) -> QuantMode:
+        try:
+            return cls(text)
+        except ValueError:
+            raise UsageError(f"unknown quantization {text!r}; use int8 or int16") from None
+
+    def quantization_config(self):
+        if self is QuantMode.INT16:
+            return get_symmetric_a16w8_quantization_config()
+        return get_symmetric_quantization_config()
+
+
+def compile_spec(target: NpuTarget, vela_args: list[str] | None = None) -> EthosUCompileSpec:
+    """ExecuTorch's compile spec for the target, with the backend's default Vela config."""
+    return EthosUCompileSpec(target.value, extra_flags=list(vela_args or []) or None)
