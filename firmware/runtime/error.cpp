@@ -44,7 +44,8 @@ void add_context(const char* fmt, ...) {
     return;
   }
   size_t prefix_len = strlen(prefix);
-  size_t reason_len = strnlen(g_reason, kReasonCapacity - 1);
+  g_reason[kReasonCapacity - 1] = '\0';
+  size_t reason_len = strlen(g_reason);
   // Shift the old reason right (dropping its tail if needed), then put the prefix and ": " first.
   size_t shift = prefix_len + 2;
   if (shift >= kReasonCapacity) {

@@ -148,6 +148,9 @@ Error count_values(const fb::ExecutionPlan& plan, ValueCounts* counts) {
   counts->values = vector_size(plan.values());
   for (size_t i = 0; i < counts->values; ++i) {
     const fb::EValue* evalue = evalue_at(plan, i);
+    // The verifier accepts a union whose type is set but whose table is absent.
+    RT_CHECK(evalue->val() != nullptr || evalue->val_type() == fb::KernelTypes::Null,
+             Error::InvalidProgram, "value %lu has no content", ul(i));
     switch (evalue->val_type()) {
       case fb::KernelTypes::Tensor:
         counts->tensors++;

@@ -4,7 +4,8 @@ The steps are separate functions so a user (or a test) can stop in between:
     loaded = load_model("model.py")
     quantized = quantize(loaded, NpuTarget.U55_128, QuantMode.INT16)
     result = lower(quantized, "out/", cpu_ops=["aten.bmm"])
-`export_model` chains them. Output (OUTDIR): model.pte, report.json, tosa/delegate_<i>.tosa.
+`export_model` chains them. Output (OUTDIR): model.pte, report.json, tosa/delegate_<i>.tosa and
+example_inputs.npz (the model's example inputs in program order, for `sdk run --inputs`).
 Everything is written to a staging folder first and moved into OUTDIR only on success, so a
 failed export leaves OUTDIR as it was.
 """
@@ -31,12 +32,14 @@ from sdk.export.partitioner import NpuPartitioner
 from sdk.export.report import build_report, cpu_nodes
 from sdk.export.targets import NpuTarget, QuantMode, compile_spec
 from sdk.export.vela_summary import read_vela_summary
+from sdk.npz import write_arrays
 from sdk.program.audit import audit_program
 from sdk.program.pte import load_program
 
 PROGRAM_FILE = "model.pte"
 REPORT_FILE = "report.json"
 TOSA_DIR = "tosa"
+INPUTS_FILE = "example_inputs.npz"
 _DEBUG_ARTIFACT_KEY = "debug_artifact_path"
 
 log = logging.getLogger(__name__)
@@ -139,7 +142,7 @@ def _staging(outdir: Path):
     try:
         yield stage
         outdir.mkdir(exist_ok=True)
-        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR):
+        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR, INPUTS_FILE):
             target = outdir / name
             if target.is_dir():
                 shutil.rmtree(target)
@@ -237,6 +240,7 @@ def lower(
         if fix_boundaries and not audit.ok:
             raise ExportError("internal: boundary audit failed: " + "; ".join(audit.problems))
         shutil.rmtree(artifacts)
+        write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     return ExportResult(
         outdir=outdir,

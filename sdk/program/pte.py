@@ -206,3 +206,18 @@ def load_program(source: Path | str | bytes) -> LoadedProgram:
     if not pte.program.execution_plan:
         raise ProgramError(f"{where}: the program has no methods")
     return LoadedProgram(path=path, data=data, pte=pte)
+
+
+def output_quant_scales(program: LoadedProgram) -> list[float | None]:
+    """Per program output, the scale of the dequantize that produces it (its LSB in float
+    units), or None when the output is not produced by a per-tensor dequantize."""
+    plan = program.plan
+    producers: dict[int, float] = {}
+    for _, call in program.kernel_calls():
+        op = plan.operators[call.op_index]
+        if op.name != "quantized_decomposed::dequantize_per_tensor" or len(call.args) < 2:
+            continue
+        scale = plan.values[call.args[1]].val
+        if hasattr(scale, "double_val"):
+            producers[int(call.args[-1])] = float(scale.double_val)
+    return [producers.get(int(v)) for v in plan.outputs]

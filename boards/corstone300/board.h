@@ -1,0 +1,14 @@
+// Board-internal hooks between startup.cpp and board.cpp (not part of platform.h).
+#pragma once
+
+#include <stdint.h>
+
+extern "C" {
+
+// Print the `@sdk fault` record for a CPU fault.
+void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar, uint32_t bfar, uint32_t pc,
+                        uint32_t lr, uint32_t psr);
+
+// Print a fault record for an interrupt nobody handles (exception number).
+void board_report_unexpected_interrupt(uint32_t exception);
+}

@@ -1,0 +1,107 @@
+// The `@sdk` result record: line building, hex, CRC-32.
+#include "record.h"
+
+#include "platform.h"
+
+namespace runner {
+namespace {
+
+const char kHexDigits[] = "0123456789abcdef";
+
+// Half-byte table: 16 words instead of 256, fast enough for console output.
+const uint32_t kCrcNibble[16] = {
+    0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+    0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+    0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
+};
+
+}  // namespace
+
+uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i) {
+    crc ^= data[i];
+    crc = (crc >> 4) ^ kCrcNibble[crc & 0xF];
+    crc = (crc >> 4) ^ kCrcNibble[crc & 0xF];
+  }
+  return ~crc;
+}
+
+void Line::put(char c) {
+  if (length_ == sizeof(buffer_)) {
+    flush();
+  }
+  buffer_[length_++] = c;
+}
+
+void Line::flush() {
+  platform_write(buffer_, length_);
+  length_ = 0;
+}
+
+Line& Line::text(const char* s) {
+  while (*s != '\0') {
+    put(*s++);
+  }
+  return *this;
+}
+
+Line& Line::chars(const char* s, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    put(s[i]);
+  }
+  return *this;
+}
+
+Line& Line::u64(uint64_t value) {
+  char digits[20];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (n > 0) {
+    put(digits[--n]);
+  }
+  return *this;
+}
+
+Line& Line::i64(int64_t value) {
+  if (value < 0) {
+    put('-');
+    return u64(static_cast<uint64_t>(0) - static_cast<uint64_t>(value));
+  }
+  return u64(static_cast<uint64_t>(value));
+}
+
+Line& Line::hex32(uint32_t value) {
+  for (int shift = 28; shift >= 0; shift -= 4) {
+    put(kHexDigits[(value >> shift) & 0xF]);
+  }
+  return *this;
+}
+
+Line& Line::hex_bytes(const uint8_t* data, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    put(kHexDigits[data[i] >> 4]);
+    put(kHexDigits[data[i] & 0xF]);
+  }
+  return *this;
+}
+
+Line& Line::quoted(const char* s) {
+  put('"');
+  for (; *s != '\0'; ++s) {
+    char c = *s;
+    put(c == '"' ? '\'' : (static_cast<unsigned char>(c) < 0x20 ? ' ' : c));
+  }
+  put('"');
+  return *this;
+}
+
+void Line::end() {
+  put('\n');
+  flush();
+}
+
+}  // namespace runner

@@ -1,0 +1,34 @@
+// The `@sdk` result record: line building, hex, CRC-32 (docs/firmware.md).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace runner {
+
+// CRC-32 (IEEE 802.3, as zlib.crc32), continuing from `crc` (0 to start).
+uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
+
+// One console line, built piecewise and written through platform_write.
+// Flushes by itself when its buffer fills, so a line may be any length.
+class Line {
+ public:
+  Line() : length_(0) {}
+  Line& text(const char* s);
+  Line& chars(const char* s, size_t n);
+  Line& u64(uint64_t value);
+  Line& i64(int64_t value);
+  Line& hex32(uint32_t value);  // 8 lowercase digits, no prefix
+  Line& hex_bytes(const uint8_t* data, size_t size);
+  // Text in double quotes, with quotes and control characters replaced, for reason="...".
+  Line& quoted(const char* s);
+  void end();  // newline + flush
+
+ private:
+  void put(char c);
+  void flush();
+  char buffer_[128];
+  size_t length_;
+};
+
+}  // namespace runner

@@ -1,0 +1,45 @@
+// executor_runner's board-independent part: blobs in, result record out.
+//
+// A board's main (main_board.cpp) or the host's (firmware/host/main_host.cpp)
+// finds the program and the inputs and calls these; everything they print
+// follows docs/firmware.md.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/arena.h"
+#include "rt/error.h"
+
+namespace runner {
+
+constexpr uint32_t kProgramMagic = 0x504b4453;  // "SDKP" little-endian
+constexpr uint32_t kInputsMagic = 0x494b4453;   // "SDKI"
+constexpr uint32_t kBlobVersion = 1;
+constexpr size_t kBlobHeaderSize = 32;
+
+struct RunnerMemory {
+  rt::Span metadata;
+  rt::Span planned;
+  rt::Span scratch;
+};
+
+// "@sdk begin v=1 board=<board>".
+void begin(const char* board);
+
+// Log text (not a record line): "executor_runner: <text>".
+void log(const char* text);
+
+// Check a preloaded blob (magic, version, size within the slot, reserved
+// bytes, CRC) and return its payload. Fails with `error` and a reason.
+rt::Error open_blob(const uint8_t* slot, size_t slot_size, uint32_t magic, rt::Error error,
+                    rt::ConstBytes* payload);
+
+// Print "@sdk result status=error ..." for `err` (with the last reason); returns the exit code.
+int report_error(rt::Error err);
+
+// Load the program, set the inputs from an SDKI payload, run, print the
+// memory, output and result records. Returns the exit code (0 = pass).
+int run(rt::ConstBytes program, rt::ConstBytes inputs, const RunnerMemory& memory);
+
+}  // namespace runner

@@ -1,0 +1,521 @@
+// Method loading (operators, delegates, instructions, metadata sizing) and execution.
+#include <string.h>
+
+#include "method_internal.h"
+
+namespace rt {
+
+using flatbuffers::uoffset_t;
+
+namespace {
+
+bool operator_matches(const char* registered, const fb::Operator& op) {
+  const char* name = op.name()->c_str();
+  size_t name_len = op.name()->size();
+  size_t overload_len = op.overload() == nullptr ? 0 : op.overload()->size();
+  size_t registered_len = strlen(registered);
+  if (overload_len == 0) {
+    return registered_len == name_len && memcmp(registered, name, name_len) == 0;
+  }
+  return registered_len == name_len + 1 + overload_len &&
+         memcmp(registered, name, name_len) == 0 && registered[name_len] == '.' &&
+         memcmp(registered + name_len + 1, op.overload()->c_str(), overload_len) == 0;
+}
+
+const fb::ExecutionPlan* find_plan(const Program& program, const char* name) {
+  const auto* plans = program_root(program)->execution_plan();
+  const bool any = name == nullptr || name[0] == '\0';
+  const char* wanted = any ? "forward" : name;
+  for (uoffset_t i = 0; i < plans->size(); ++i) {
+    const fb::ExecutionPlan* plan = plans->Get(i);
+    if (plan->name() != nullptr && strcmp(plan->name()->c_str(), wanted) == 0) {
+      return plan;
+    }
+  }
+  return any ? plans->Get(0) : nullptr;
+}
+
+const char* overload_of(const fb::Operator& op) {
+  return op.overload() == nullptr ? "" : op.overload()->c_str();
+}
+
+// Everything load() resolves before it allocates, so that a missing kernel or
+// backend is reported as such, whatever the arena sizes.
+struct Resolution {
+  const fb::ExecutionPlan* plan;
+  const fb::Chain* chain;  // nullptr when the plan has no chain
+  ValueCounts counts;
+  size_t num_operators;
+  size_t num_delegates;
+  size_t num_specs;
+  size_t num_steps;
+  size_t num_args;
+  size_t delegate_state;  // bytes, each state 16-byte aligned
+  size_t metadata_needed;
+};
+
+Error check_value_indices(const flatbuffers::Vector<int32_t>* indices, size_t num_values,
+                          const char* what) {
+  for (size_t i = 0; i < vector_size(indices); ++i) {
+    int32_t index = indices->Get(static_cast<uoffset_t>(i));
+    RT_CHECK(index >= 0 && static_cast<size_t>(index) < num_values, Error::InvalidProgram,
+             "%s %lu refers to value %ld, out of range (%lu values)", what, ul(i),
+             static_cast<long>(index), ul(num_values));
+  }
+  return Error::Ok;
+}
+
+Error resolve_operators(const fb::ExecutionPlan& plan, KernelFn* kernels) {
+  const auto* operators = plan.operators();
+  for (size_t i = 0; i < vector_size(operators); ++i) {
+    const fb::Operator* op = operators->Get(static_cast<uoffset_t>(i));
+    RT_CHECK(op->name() != nullptr, Error::InvalidProgram, "operator %lu has no name", ul(i));
+    KernelFn fn = nullptr;
+    for (size_t k = 0; k < kKernelTableSize && fn == nullptr; ++k) {
+      if (kKernelTable[k].fn != nullptr && operator_matches(kKernelTable[k].name, *op)) {
+        fn = kKernelTable[k].fn;
+      }
+    }
+    RT_CHECK(fn != nullptr, Error::OperatorMissing,
+             "%s%s%s: no kernel registered for this operator (%lu kernels in this firmware)",
+             op->name()->c_str(), op->overload() != nullptr && op->overload()->size() ? "." : "",
+             overload_of(*op), ul(kKernelTableSize));
+    if (kernels != nullptr) {
+      kernels[i] = fn;
+    }
+  }
+  return Error::Ok;
+}
+
+Error resolve_backend(const fb::BackendDelegate& delegate, size_t index, const Backend** out) {
+  RT_CHECK(delegate.id() != nullptr, Error::InvalidProgram, "delegate %lu has no backend id",
+           ul(index));
+  const Backend* backend = find_backend(delegate.id()->c_str(), delegate.id()->size());
+  RT_CHECK(backend != nullptr, Error::BackendMissing,
+           "delegate %lu: no backend '%s' in this firmware (%lu registered)", ul(index),
+           delegate.id()->c_str(), ul(num_backends()));
+  *out = backend;
+  return Error::Ok;
+}
+
+Error count_instructions(const fb::Chain& chain, size_t num_values, size_t num_operators,
+                         size_t num_delegates, size_t* num_args) {
+  const auto* instructions = chain.instructions();
+  size_t count = vector_size(instructions);
+  *num_args = 0;
+  for (size_t pc = 0; pc < count; ++pc) {
+    const fb::Instruction* instruction = instructions->Get(static_cast<uoffset_t>(pc));
+    RT_CHECK(instruction->instr_args() != nullptr, Error::InvalidProgram,
+             "instruction %lu has no arguments", ul(pc));
+    const flatbuffers::Vector<int32_t>* args = nullptr;
+    switch (instruction->instr_args_type()) {
+      case fb::InstructionArguments::KernelCall: {
+        const fb::KernelCall* call = instruction->instr_args_as_KernelCall();
+        RT_CHECK(call->op_index() >= 0 && static_cast<size_t>(call->op_index()) < num_operators,
+                 Error::InvalidProgram, "instruction %lu: operator %ld is out of range (%lu)",
+                 ul(pc), static_cast<long>(call->op_index()), ul(num_operators));
+        args = call->args();
+        break;
+      }
+      case fb::InstructionArguments::DelegateCall: {
+        const fb::DelegateCall* call = instruction->instr_args_as_DelegateCall();
+        RT_CHECK(call->delegate_index() >= 0 &&
+                     static_cast<size_t>(call->delegate_index()) < num_delegates,
+                 Error::InvalidProgram, "instruction %lu: delegate %ld is out of range (%lu)",
+                 ul(pc), static_cast<long>(call->delegate_index()), ul(num_delegates));
+        args = call->args();
+        break;
+      }
+      case fb::InstructionArguments::MoveCall: {
+        const fb::MoveCall* call = instruction->instr_args_as_MoveCall();
+        RT_CHECK(call->move_from() >= 0 && static_cast<size_t>(call->move_from()) < num_values &&
+                     call->move_to() >= 0 && static_cast<size_t>(call->move_to()) < num_values,
+                 Error::InvalidProgram, "instruction %lu: move %ld -> %ld is out of range (%lu)",
+                 ul(pc), static_cast<long>(call->move_from()),
+                 static_cast<long>(call->move_to()), ul(num_values));
+        break;
+      }
+      case fb::InstructionArguments::JumpFalseCall: {
+        const fb::JumpFalseCall* call = instruction->instr_args_as_JumpFalseCall();
+        RT_CHECK(call->cond_value_index() >= 0 &&
+                     static_cast<size_t>(call->cond_value_index()) < num_values,
+                 Error::InvalidProgram, "instruction %lu: condition value %ld is out of range",
+                 ul(pc), static_cast<long>(call->cond_value_index()));
+        RT_CHECK(call->destination_instruction() >= 0 &&
+                     static_cast<size_t>(call->destination_instruction()) < count,
+                 Error::InvalidProgram, "instruction %lu: jump to %ld is out of range (%lu)",
+                 ul(pc), static_cast<long>(call->destination_instruction()), ul(count));
+        break;
+      }
+      case fb::InstructionArguments::FreeCall: {
+        const fb::FreeCall* call = instruction->instr_args_as_FreeCall();
+        RT_CHECK(call->value_index() >= 0 && static_cast<size_t>(call->value_index()) < num_values,
+                 Error::InvalidProgram, "instruction %lu: freed value %ld is out of range",
+                 ul(pc), static_cast<long>(call->value_index()));
+        break;
+      }
+      default:
+        return fail(Error::InvalidProgram, "instruction %lu has unknown type %d", ul(pc),
+                    static_cast<int>(instruction->instr_args_type()));
+    }
+    RT_TRY(check_value_indices(args, num_values, "argument"));
+    *num_args += vector_size(args);
+  }
+  return Error::Ok;
+}
+
+// One metadata block's share of the arena (see kMetadataAlignment).
+bool add_block(size_t* total, size_t count, size_t item_size) {
+  size_t bytes;
+  return mul_size(count, item_size, &bytes) &&
+         add_size(*total, align_up(bytes, kMetadataAlignment), total);
+}
+
+Error resolve(const Program& program, const char* name, Resolution* r) {
+  memset(r, 0, sizeof(*r));
+  r->plan = find_plan(program, name);
+  RT_CHECK(r->plan != nullptr, Error::InvalidArgument, "the program has no method '%s'",
+           name == nullptr ? "" : name);
+  const fb::ExecutionPlan& plan = *r->plan;
+  size_t num_chains = vector_size(plan.chains());
+  RT_CHECK(num_chains <= 1, Error::NotSupported,
+           "the method has %lu chains; only one is supported", ul(num_chains));
+  r->chain = num_chains == 1 ? plan.chains()->Get(0) : nullptr;
+
+  RT_TRY(count_values(plan, &r->counts));
+  size_t num_values = r->counts.values;
+  RT_TRY(check_value_indices(plan.inputs(), num_values, "input"));
+  RT_TRY(check_value_indices(plan.outputs(), num_values, "output"));
+
+  r->num_operators = vector_size(plan.operators());
+  RT_TRY(resolve_operators(plan, nullptr));
+  r->num_delegates = vector_size(plan.delegates());
+  for (size_t d = 0; d < r->num_delegates; ++d) {
+    const fb::BackendDelegate* delegate = plan.delegates()->Get(static_cast<uoffset_t>(d));
+    const Backend* backend;
+    RT_TRY(resolve_backend(*delegate, d, &backend));
+    r->num_specs += vector_size(delegate->compile_specs());
+    RT_CHECK(add_size(r->delegate_state, align_up(backend->state_size, kMetadataAlignment),
+                      &r->delegate_state),
+             Error::InvalidArgument, "backend state sizes overflow");
+  }
+  if (r->chain != nullptr) {
+    r->num_steps = vector_size(r->chain->instructions());
+    RT_TRY(count_instructions(*r->chain, num_values, r->num_operators, r->num_delegates,
+                              &r->num_args));
+  }
+
+  size_t total = 0;
+  bool ok = add_block(&total, num_values, sizeof(Value)) &&
+            add_block(&total, r->counts.tensors, sizeof(Tensor)) &&
+            add_block(&total, r->counts.int_items, sizeof(int64_t)) &&
+            add_block(&total, r->counts.double_items, sizeof(double)) &&
+            add_block(&total, r->counts.tensor_refs, sizeof(Tensor*)) &&
+            add_block(&total, r->num_operators, sizeof(KernelFn)) &&
+            add_block(&total, r->num_delegates, sizeof(DelegateSlot)) &&
+            add_block(&total, r->num_specs, sizeof(CompileSpec)) &&
+            add_block(&total, r->num_steps, sizeof(Step)) &&
+            add_block(&total, r->num_args, sizeof(Value*)) &&
+            add_block(&total, vector_size(plan.non_const_buffer_sizes()), sizeof(Span)) &&
+            add_size(total, r->delegate_state, &total);
+  RT_CHECK(ok, Error::InvalidProgram, "the method's metadata size overflows");
+  r->metadata_needed = total;
+  return Error::Ok;
+}
+
+// Allocation that load() sized in advance; failing here is a broken invariant.
+template <typename T>
+T* take(Arena& arena, size_t count) {
+  size_t bytes = count * sizeof(T);
+  return static_cast<T*>(arena.allocate_zeroed(align_up(bytes, kMetadataAlignment),
+                                               kMetadataAlignment));
+}
+
+Error delegate_payload(const Program& program, const fb::BackendDelegate& delegate,
+                       size_t index, ConstBytes* payload) {
+  const fb::BackendDelegateDataReference* ref = delegate.processed();
+  RT_CHECK(ref != nullptr, Error::InvalidProgram, "delegate %lu has no payload reference",
+           ul(index));
+  if (ref->location() == fb::DataLocation::SEGMENT) {
+    Result<ConstBytes> segment = program.segment(ref->index());
+    RT_TRY(segment.error());
+    *payload = segment.get();
+    return Error::Ok;
+  }
+  RT_CHECK(ref->location() == fb::DataLocation::INLINE, Error::InvalidProgram,
+           "delegate %lu: unknown payload location %d", ul(index),
+           static_cast<int>(ref->location()));
+  const auto* blobs = program_root(program)->backend_delegate_data();
+  RT_CHECK(ref->index() < vector_size(blobs), Error::InvalidProgram,
+           "delegate %lu: payload %lu is out of range (%lu inline payloads)", ul(index),
+           ul(ref->index()), ul(vector_size(blobs)));
+  const auto* data = blobs->Get(ref->index())->data();
+  *payload = ConstBytes{data == nullptr ? nullptr : data->data(), vector_size(data)};
+  return Error::Ok;
+}
+
+}  // namespace
+
+class MethodLoader {
+ public:
+  static Result<Method> load(const Program& program, const char* name,
+                             const MethodMemory& memory);
+
+ private:
+  static Error build_steps(const Resolution& r, Method& m, Arena& arena);
+  static Error init_delegates(const Program& program, const Resolution& r, Method& m,
+                              Arena& arena);
+};
+
+Result<Method> MethodLoader::load(const Program& program, const char* name,
+                                  const MethodMemory& memory) {
+  RT_CHECK(program.root() != nullptr, Error::InvalidArgument, "the program is not loaded");
+  Resolution r;
+  RT_TRY(resolve(program, name, &r));
+  const fb::ExecutionPlan& plan = *r.plan;
+
+  Arena arena(memory.metadata.data, memory.metadata.data == nullptr ? 0 : memory.metadata.size);
+  // The arena's first block may need padding to reach the metadata alignment.
+  size_t needed = 0;
+  RT_CHECK(add_size(r.metadata_needed, arena.cost(0, kMetadataAlignment), &needed),
+           Error::OutOfMemory, "metadata size overflows");
+  RT_CHECK(needed <= arena.size(), Error::OutOfMemory,
+           "metadata arena too small: the method needs %lu bytes, the arena has %lu",
+           ul(needed), ul(arena.size()));
+
+  Method m;
+  m.plan_ = &plan;
+  m.scratch_ = memory.scratch;
+  m.num_values_ = r.counts.values;
+  ValueTables tables;
+  tables.values = take<Value>(arena, r.counts.values);
+  tables.tensors = take<Tensor>(arena, r.counts.tensors);
+  tables.ints = take<int64_t>(arena, r.counts.int_items);
+  tables.doubles = take<double>(arena, r.counts.double_items);
+  tables.tensor_refs = take<Tensor*>(arena, r.counts.tensor_refs);
+  m.values_ = tables.values;
+
+  size_t num_buffers = vector_size(plan.non_const_buffer_sizes());
+  Span* buffers = take<Span>(arena, num_buffers);
+  size_t planned_used = 0;
+  size_t planned_capacity = 0;
+  size_t num_arenas = memory.planned == nullptr ? 0 : memory.num_planned;
+  RT_TRY(lay_out_planned_buffers(plan, memory.planned, num_arenas, buffers, &planned_used,
+                                 &planned_capacity));
+  RT_TRY(load_values(program, plan, buffers, num_buffers, tables));
+
+  m.num_kernels_ = r.num_operators;
+  m.kernels_ = take<KernelFn>(arena, r.num_operators);
+  RT_TRY(resolve_operators(plan, m.kernels_));
+
+  RT_TRY(build_steps(r, m, arena));
+  RT_TRY(init_delegates(program, r, m, arena));
+
+  m.num_inputs_ = vector_size(plan.inputs());
+  m.input_indices_ = m.num_inputs_ == 0 ? nullptr : plan.inputs()->data();
+  m.num_outputs_ = vector_size(plan.outputs());
+  m.output_indices_ = m.num_outputs_ == 0 ? nullptr : plan.outputs()->data();
+  m.memory_use_ = MemoryUse{arena.used(), arena.size(), planned_used, planned_capacity};
+  return m;
+}
+
+Error MethodLoader::build_steps(const Resolution& r, Method& m, Arena& arena) {
+  m.num_steps_ = r.num_steps;
+  m.steps_ = take<Step>(arena, r.num_steps);
+  Value** arg_slots = take<Value*>(arena, r.num_args);
+  for (size_t pc = 0; pc < r.num_steps; ++pc) {
+    const fb::Instruction* instruction = r.chain->instructions()->Get(static_cast<uoffset_t>(pc));
+    Step& step = m.steps_[pc];
+    const flatbuffers::Vector<int32_t>* args = nullptr;
+    switch (instruction->instr_args_type()) {
+      case fb::InstructionArguments::KernelCall:
+        step.kind = StepKind::Kernel;
+        step.a = static_cast<uint32_t>(instruction->instr_args_as_KernelCall()->op_index());
+        args = instruction->instr_args_as_KernelCall()->args();
+        break;
+      case fb::InstructionArguments::DelegateCall:
+        step.kind = StepKind::Delegate;
+        step.a =
+            static_cast<uint32_t>(instruction->instr_args_as_DelegateCall()->delegate_index());
+        args = instruction->instr_args_as_DelegateCall()->args();
+        break;
+      case fb::InstructionArguments::MoveCall:
+        step.kind = StepKind::Move;
+        step.a = static_cast<uint32_t>(instruction->instr_args_as_MoveCall()->move_from());
+        step.b = static_cast<uint32_t>(instruction->instr_args_as_MoveCall()->move_to());
+        break;
+      case fb::InstructionArguments::JumpFalseCall:
+        step.kind = StepKind::JumpFalse;
+        step.a =
+            static_cast<uint32_t>(instruction->instr_args_as_JumpFalseCall()->cond_value_index());
+        step.b = static_cast<uint32_t>(
+            instruction->instr_args_as_JumpFalseCall()->destination_instruction());
+        break;
+      case fb::InstructionArguments::FreeCall:
+        step.kind = StepKind::Free;
+        step.a = static_cast<uint32_t>(instruction->instr_args_as_FreeCall()->value_index());
+        break;
+      default:
+        return fail(Error::Internal, "instruction %lu changed type after checking", ul(pc));
+    }
+    size_t nargs = vector_size(args);
+    step.args = arg_slots;
+    step.nargs = static_cast<uint32_t>(nargs);
+    for (size_t k = 0; k < nargs; ++k) {
+      arg_slots[k] = &m.values_[args->Get(static_cast<uoffset_t>(k))];  // checked in resolve()
+    }
+    arg_slots += nargs;
+  }
+  return Error::Ok;
+}
+
+Error MethodLoader::init_delegates(const Program& program, const Resolution& r, Method& m,
+                                   Arena& arena) {
+  const fb::ExecutionPlan& plan = *r.plan;
+  m.num_delegates_ = r.num_delegates;
+  m.delegates_ = take<DelegateSlot>(arena, r.num_delegates);
+  CompileSpec* specs = take<CompileSpec>(arena, r.num_specs);
+  for (size_t d = 0; d < r.num_delegates; ++d) {
+    const fb::BackendDelegate* delegate = plan.delegates()->Get(static_cast<uoffset_t>(d));
+    DelegateSlot& slot = m.delegates_[d];
+    RT_TRY(resolve_backend(*delegate, d, &slot.backend));
+    ConstBytes payload = {nullptr, 0};
+    RT_TRY(delegate_payload(program, *delegate, d, &payload));
+    BackendInitContext ctx;
+    ctx.payload = payload.data;
+    ctx.payload_size = payload.size;
+    const auto* fb_specs = delegate->compile_specs();
+    ctx.specs = specs;
+    ctx.num_specs = vector_size(fb_specs);
+    for (size_t s = 0; s < ctx.num_specs; ++s) {
+      const fb::CompileSpec* spec = fb_specs->Get(static_cast<uoffset_t>(s));
+      specs[s].key = spec->key() == nullptr ? "" : spec->key()->c_str();
+      specs[s].key_size = spec->key() == nullptr ? 0 : spec->key()->size();
+      specs[s].value = spec->value() == nullptr ? nullptr : spec->value()->data();
+      specs[s].value_size = vector_size(spec->value());
+    }
+    specs += ctx.num_specs;
+    ctx.state_size = slot.backend->state_size;
+    ctx.state = arena.allocate_zeroed(align_up(ctx.state_size, kMetadataAlignment),
+                                      kMetadataAlignment);
+    slot.state = ctx.state;
+    Error err = slot.backend->init(ctx);
+    if (err != Error::Ok) {
+      add_context("delegate %lu (%s) init", ul(d), slot.backend->id);
+      return err;
+    }
+  }
+  return Error::Ok;
+}
+
+Result<Method> Method::load(const Program& program, const char* name,
+                            const MethodMemory& memory) {
+  return MethodLoader::load(program, name, memory);
+}
+
+Result<size_t> Method::metadata_bytes_needed(const Program& program, const char* name) {
+  RT_CHECK(program.root() != nullptr, Error::InvalidArgument, "the program is not loaded");
+  Resolution r;
+  RT_TRY(resolve(program, name, &r));
+  return r.metadata_needed + kMetadataAlignment;  // worst-case padding of the arena start
+}
+
+const Value* Method::input(size_t i) const {
+  return i < num_inputs_ ? &values_[input_indices_[i]] : nullptr;
+}
+
+const Value* Method::output(size_t i) const {
+  return i < num_outputs_ ? &values_[output_indices_[i]] : nullptr;
+}
+
+Error Method::set_input(size_t i, const void* data, size_t nbytes) {
+  RT_CHECK(i < num_inputs_, Error::InputMismatch, "input %lu does not exist (%lu inputs)", ul(i),
+           ul(num_inputs_));
+  const Value& value = values_[input_indices_[i]];
+  RT_CHECK(value.tag == Tag::Tensor, Error::NotSupported, "input %lu is %s, not a tensor", ul(i),
+           tag_name(value.tag));
+  RT_CHECK(nbytes == value.u.t->nbytes, Error::InputMismatch,
+           "input %lu: %lu bytes given, the tensor has %lu", ul(i), ul(nbytes),
+           ul(value.u.t->nbytes));
+  if (nbytes > 0) {
+    memcpy(value.u.t->data, data, nbytes);
+  }
+  return Error::Ok;
+}
+
+namespace {
+
+Error condition_of(const Value& value, size_t pc, bool* out) {
+  if (value.tag == Tag::Bool) {
+    *out = value.u.b;
+    return Error::Ok;
+  }
+  RT_CHECK(value.tag == Tag::Tensor && value.u.t->dtype == ScalarType::Bool &&
+               value.u.t->numel >= 1,
+           Error::InvalidProgram, "instruction %lu: jump condition is %s, not a Bool", ul(pc),
+           tag_name(value.tag));
+  *out = *value.u.t->data_as<uint8_t>() != 0;
+  return Error::Ok;
+}
+
+}  // namespace
+
+Error Method::execute() {
+  RT_CHECK(values_ != nullptr, Error::InvalidArgument, "the method is not loaded");
+  KernelContext ctx{scratch_.data, scratch_.size};
+  const auto* plan = static_cast<const fb::ExecutionPlan*>(plan_);
+  size_t pc = 0;
+  uint32_t steps_run = 0;
+  while (pc < num_steps_) {
+    RT_CHECK(++steps_run <= max_steps_, Error::NotSupported,
+             "stopped after %lu instructions: the program does not end (a JumpFalse loop?)",
+             ul(max_steps_));
+    const Step& step = steps_[pc];
+    Error err = Error::Ok;
+    switch (step.kind) {
+      case StepKind::Kernel:
+        clear_error();
+        err = kernels_[step.a](ctx, step.args, step.nargs);
+        if (err != Error::Ok) {
+          const fb::Operator* op = plan->operators()->Get(step.a);
+          if (last_error_reason()[0] == '\0') {
+            fail(err, "the kernel failed without a reason");
+          }
+          add_context("instruction %lu (%s.%s)", ul(pc), op->name()->c_str(), overload_of(*op));
+          return err;
+        }
+        ++pc;
+        break;
+      case StepKind::Delegate: {
+        const DelegateSlot& slot = delegates_[step.a];
+        clear_error();
+        err = slot.backend->execute(slot.state, ctx, step.args, step.nargs);
+        if (err != Error::Ok) {
+          if (last_error_reason()[0] == '\0') {
+            fail(err, "the delegate failed without a reason");
+          }
+          add_context("instruction %lu (delegate %lu, %s)", ul(pc), ul(step.a), slot.backend->id);
+          return err;
+        }
+        ++pc;
+        break;
+      }
+      case StepKind::Move:
+        values_[step.b] = values_[step.a];
+        ++pc;
+        break;
+      case StepKind::JumpFalse: {
+        bool condition = false;
+        RT_TRY(condition_of(values_[step.a], pc, &condition));
+        pc = condition ? pc + 1 : step.b;
+        break;
+      }
+      case StepKind::Free:
+        ++pc;  // planned memory: nothing to free
+        break;
+    }
+  }
+  return Error::Ok;
+}
+
+}  // namespace rt

@@ -1,0 +1,73 @@
+"""`sdk export MODEL -o OUTDIR`: quantize, partition for the NPU, compile with Vela, write .pte."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "export",
+        help="export a PyTorch model to an Ethos-U .pte",
+        description="Quantize MODEL, partition it for the Ethos-U NPU (keeping every NPU "
+        "boundary tensor an integer), compile with Vela and write OUTDIR/model.pte, "
+        "OUTDIR/report.json, OUTDIR/tosa/delegate_<i>.tosa and OUTDIR/example_inputs.npz.",
+    )
+    p.add_argument("model", help="FILE.py (defining model() and example_inputs()) or FILE.py:Name")
+    p.add_argument("-o", "--outdir", required=True, type=Path, help="output folder")
+    p.add_argument("--target", default="ethos-u55-128", help="NPU config (default ethos-u55-128)")
+    p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
+    p.add_argument(
+        "--cpu-op",
+        action="append",
+        default=[],
+        metavar="OP",
+        help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
+    )
+    p.add_argument(
+        "--calibration", type=Path, help=".npz of calibration samples (arr_i: N x input_i)"
+    )
+    p.add_argument(
+        "--vela-arg", action="append", default=[], metavar="ARG", help="extra Vela flag; repeatable"
+    )
+    p.add_argument(
+        "--stock-partitioner",
+        action="store_true",
+        help="use ExecuTorch's partitioner unchanged (reproduces its INT-boundary bug)",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sdk.export.pipeline import export_model
+
+    result = export_model(
+        args.model,
+        args.outdir,
+        target=args.target,
+        quant=args.quant,
+        cpu_ops=args.cpu_op,
+        calibration=args.calibration,
+        vela_args=args.vela_arg,
+        fix_boundaries=not args.stock_partitioner,
+    )
+    report = result.report
+    audit = report["boundary_audit"]
+    total = report["vela_estimate_total"]
+    print(f"wrote {result.program_path} ({report['program']['bytes']} bytes)")
+    print(
+        f"  {len(report['delegates'])} NPU delegate(s), CPU operators: "
+        + (", ".join(report["program"]["cpu_operators"]) or "none")
+    )
+    print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
+    print(
+        f"  Vela estimate: {total['total_cycles']} NPU cycles, "
+        f"{total['sram_used_kib_max']} KiB SRAM, {total['flash_used_kib']} KiB flash "
+        "(an estimate, not a measurement)"
+    )
+    print(
+        "  boundary audit: " + ("ok" if audit["ok"] else "FAILED: " + "; ".join(audit["problems"]))
+    )
+    print(f"  report: {result.report_path}")
+    return 0 if audit["ok"] else 3

@@ -1,0 +1,49 @@
+"""`sdk run --target host|qemu|fvp PROGRAM.pte --inputs in.npz -o out.npz`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+TARGETS = ("host", "qemu", "fvp")
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run a .pte on the host reference, QEMU or the FVP",
+        description="Run PROGRAM.pte on a target with the inputs of in.npz (arr_0, arr_1, ... "
+        "in the program's input order) and write the outputs to out.npz in output order. "
+        "host: delegates on the TOSA reference model, the rest on ExecuTorch's runtime.",
+    )
+    p.add_argument("program", type=Path)
+    p.add_argument("--target", default="host", help=f"one of {', '.join(TARGETS)} (default host)")
+    p.add_argument(
+        "--board", default="corstone300", help="board for qemu/fvp (default corstone300)"
+    )
+    p.add_argument("--inputs", type=Path, required=True, help=".npz of inputs in program order")
+    p.add_argument("-o", "--output", type=Path, required=True, help=".npz to write outputs to")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
+    p.add_argument("--tosa-dir", type=Path, help="host: folder of delegate_<i>.tosa files")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sdk.errors import UsageError
+    from sdk.npz import read_arrays, write_arrays
+
+    if args.target not in TARGETS:
+        raise UsageError(f"unknown target {args.target!r}; known targets: {', '.join(TARGETS)}")
+    inputs = read_arrays(args.inputs)
+    if args.target == "host":
+        from sdk.targets.host import run_host
+
+        outputs = run_host(args.program, inputs, args.tosa_dir)
+        write_arrays(args.output, outputs)
+        print(
+            f"ran {args.program} on the host reference: {len(outputs)} output(s) -> {args.output}"
+        )
+        return 0
+    from sdk.targets.device import run_on_device
+
+    return run_on_device(args, inputs)

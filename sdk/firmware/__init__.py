@@ -1,0 +1,1 @@
+"""Building the firmware (`executor_runner`) and talking to it: boards, blobs, result records."""

@@ -1,0 +1,196 @@
+"""Boards as data: `boards/<name>/board.yaml`, loaded and validated into a `Board`.
+
+Nothing else in the SDK knows a board's addresses or flags: the build turns a `Board` into
+`board_config.h` and linker flags, the targets read how to run it. Adding a board is adding a
+folder; no Python or SConstruct change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sdk.errors import UsageError
+from sdk.paths import BOARDS_DIR
+
+BOARD_FILE = "board.yaml"
+SLOT_NAMES = ("program", "inputs", "planned", "scratch")
+
+
+@dataclass(frozen=True)
+class Region:
+    """A range of the address space: [base, base + size)."""
+
+    name: str
+    base: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    def contains(self, other: Region) -> bool:
+        return self.base <= other.base and other.end <= self.end
+
+    def overlaps(self, other: Region) -> bool:
+        return self.base < other.end and other.base < self.end
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    directory: Path
+    description: str
+    cpu_flags: tuple[str, ...]
+    toolchain_prefix: str
+    specs: str
+    linker_script: Path
+    memory: dict[str, Region]
+    slots: dict[str, Region]
+    metadata_bytes: int
+    stack_bytes: int
+    tick_hz: int
+    console_base: int
+    console_baud_divider: int
+    npu_base: int
+    npu_irq: int
+    npu_default_config: str
+    npu_configs: tuple[str, ...]
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def target(self, name: str) -> dict[str, Any]:
+        """The `targets.<name>` section: how to run this board on an emulator."""
+        if name not in self.targets:
+            known = ", ".join(sorted(self.targets)) or "none"
+            raise UsageError(f"board {self.name} cannot run on {name} (it knows: {known})")
+        return self.targets[name]
+
+    def config_macros(self, npu_config: str | None = None) -> dict[str, str]:
+        """The C macros of board_config.h: the firmware's only source of board facts."""
+        config = npu_config or self.npu_default_config
+        if config not in self.npu_configs:
+            raise UsageError(
+                f"board {self.name}: unknown NPU config {config!r}; "
+                f"choose one of {', '.join(self.npu_configs)}"
+            )
+        macros = {
+            "SDK_BOARD_NAME": f'"{self.name}"',
+            "SDK_TICK_HZ": f"{self.tick_hz}u",
+            "SDK_CONSOLE_BASE": f"0x{self.console_base:08x}u",
+            "SDK_CONSOLE_BAUD_DIVIDER": f"{self.console_baud_divider}u",
+            "SDK_NPU_BASE": f"0x{self.npu_base:08x}u",
+            "SDK_NPU_IRQ": f"{self.npu_irq}u",
+            "SDK_NPU_CONFIG": f'"{config}"',
+            "SDK_METADATA_BYTES": f"{self.metadata_bytes}u",
+        }
+        for name, slot in self.slots.items():
+            macros[f"SDK_{name.upper()}_SLOT_ADDR"] = f"0x{slot.base:08x}u"
+            macros[f"SDK_{name.upper()}_SLOT_SIZE"] = f"0x{slot.size:08x}u"
+        return macros
+
+
+def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
+    return sorted(p.parent.name for p in boards_dir.glob(f"*/{BOARD_FILE}"))
+
+
+def _int(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{where}: expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _section(where: str, data: Any, key: str) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise UsageError(f"{where}: missing '{key}'")
+    return data[key]
+
+
+def _regions(where: str, data: Any) -> dict[str, Region]:
+    if not isinstance(data, dict) or not data:
+        raise UsageError(f"{where}: expected a table of regions")
+    regions = {}
+    for name, entry in data.items():
+        base = _int(f"{where}.{name}.base", _section(f"{where}.{name}", entry, "base"))
+        size = _int(f"{where}.{name}.size", _section(f"{where}.{name}", entry, "size"))
+        if size == 0:
+            raise UsageError(f"{where}.{name}: size is zero")
+        regions[str(name)] = Region(str(name), base, size)
+    return regions
+
+
+def _check_layout(where: str, memory: dict[str, Region], slots: dict[str, Region]) -> None:
+    missing = [s for s in SLOT_NAMES if s not in slots]
+    if missing:
+        raise UsageError(f"{where}: slots lack {', '.join(missing)}")
+    items = list(slots.values())
+    for i, slot in enumerate(items):
+        if not any(region.contains(slot) for region in memory.values()):
+            raise UsageError(f"{where}: slot {slot.name} lies outside every memory region")
+        if slot.base % 16:
+            raise UsageError(f"{where}: slot {slot.name} is not 16-byte aligned")
+        for other in items[i + 1 :]:
+            if slot.overlaps(other):
+                raise UsageError(f"{where}: slots {slot.name} and {other.name} overlap")
+
+
+def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
+    """Read and validate boards/<name>/board.yaml; an unknown board lists the known ones."""
+    directory = boards_dir / name
+    path = directory / BOARD_FILE
+    if not path.is_file():
+        known = ", ".join(available_boards(boards_dir)) or "none"
+        raise UsageError(f"unknown board {name!r}; boards: {known}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(f"{path}: cannot read the board: {exc}") from exc
+    where = str(path)
+    if not isinstance(data, dict):
+        raise UsageError(f"{where}: expected a table")
+    if data.get("name") != name:
+        raise UsageError(f"{where}: name is {data.get('name')!r}, expected {name!r}")
+    cpu = _section(where, data, "cpu")
+    toolchain = _section(where, data, "toolchain")
+    runtime = _section(where, data, "runtime")
+    console = _section(where, data, "console")
+    npu = _section(where, data, "npu")
+    memory = _regions(f"{where}: memory", _section(where, data, "memory"))
+    slots = _regions(f"{where}: slots", _section(where, data, "slots"))
+    _check_layout(where, memory, slots)
+    linker_script = directory / str(_section(f"{where}: toolchain", toolchain, "linker_script"))
+    if not linker_script.is_file():
+        raise UsageError(f"{where}: linker script {linker_script.name} does not exist")
+    flags = _section(f"{where}: cpu", cpu, "flags")
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise UsageError(f"{where}: cpu.flags must be a list of strings")
+    configs = tuple(str(c) for c in _section(f"{where}: npu", npu, "configs"))
+    default_config = str(_section(f"{where}: npu", npu, "default_config"))
+    if default_config not in configs:
+        raise UsageError(f"{where}: npu.default_config {default_config} is not in npu.configs")
+    targets = data.get("targets") or {}
+    if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
+        raise UsageError(f"{where}: targets must be a table of tables")
+    return Board(
+        name=name,
+        directory=directory,
+        description=str(data.get("description", "")),
+        cpu_flags=tuple(flags),
+        toolchain_prefix=str(_section(f"{where}: toolchain", toolchain, "prefix")),
+        specs=str(toolchain.get("specs", "")),
+        linker_script=linker_script,
+        memory=memory,
+        slots=slots,
+        metadata_bytes=_int(f"{where}: runtime.metadata_bytes", runtime.get("metadata_bytes")),
+        stack_bytes=_int(f"{where}: runtime.stack_bytes", runtime.get("stack_bytes")),
+        tick_hz=_int(f"{where}: tick_hz", data.get("tick_hz")),
+        console_base=_int(f"{where}: console.base", console.get("base")),
+        console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
+        npu_base=_int(f"{where}: npu.base", npu.get("base")),
+        npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
+        npu_default_config=default_config,
+        npu_configs=configs,
+        targets={str(k): dict(v) for k, v in targets.items()},
+    )

@@ -1,0 +1,103 @@
+"""`sdk inspect`: what a `.pte` holds, and the boundary audit (fields documented in the README)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sdk.program.audit import AuditResult, audit_program
+from sdk.program.pte import LoadedProgram, operator_name
+
+INSPECT_SCHEMA = "sdk.inspect/1"
+
+
+def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) -> dict:
+    audit = audit or audit_program(program)
+    plan = program.plan
+    calls = Counter(operator_name(plan.operators[c.op_index]) for _, c in program.kernel_calls())
+    planned = [int(s) for s in plan.non_const_buffer_sizes]
+    constant_bytes = sum(len(b.storage) for b in program.program.constant_buffer)
+    sites_by_delegate: dict[int, list] = {}
+    for site in audit.call_sites:
+        sites_by_delegate.setdefault(site.delegate_index, []).append(site)
+    delegates = []
+    for info in audit.delegates:
+        delegates.append(
+            {
+                "index": info.index,
+                "backend": info.backend,
+                "payload_bytes": len(info.payload),
+                "payload_sha256": info.sha256,
+                "compile_specs": info.compile_specs,
+                "vela": info.vela.to_json() if info.vela else None,
+                "vela_error": info.vela_error,
+                "call_sites": [
+                    {
+                        "instruction": site.instruction,
+                        "boundary": [c.to_json() for c in site.checks],
+                        "problems": site.problems,
+                    }
+                    for site in sites_by_delegate.get(info.index, [])
+                ],
+            }
+        )
+    return {
+        "schema": INSPECT_SCHEMA,
+        "program": str(program.path) if program.path else None,
+        "bytes": len(program.data),
+        "methods": [p.name for p in program.program.execution_plan],
+        "method": plan.name,
+        "inputs": [t.to_json() for t in program.inputs()],
+        "outputs": [t.to_json() for t in program.outputs()],
+        "memory": {
+            # Buffer 0 is reserved by ExecuTorch; the rest are the planned arenas.
+            "planned_buffers": planned[1:],
+            "planned_bytes": sum(planned[1:]),
+            "constant_bytes": constant_bytes,
+        },
+        "instructions": len(plan.chains[0].instructions) if plan.chains else 0,
+        "cpu_operators": [{"op": op, "calls": calls.get(op, 0)} for op in program.operators()],
+        "delegates": delegates,
+        "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
+    }
+
+
+def _tensor(t: dict) -> str:
+    return f"{t['dtype']}{t['shape']} ({t['nbytes']} B, value {t['value']})"
+
+
+def render_text(report: dict) -> str:
+    lines = [
+        f"program  {report['program']} ({report['bytes']} bytes), method {report['method']}",
+        "inputs   " + ", ".join(_tensor(t) for t in report["inputs"]),
+        "outputs  " + ", ".join(_tensor(t) for t in report["outputs"]),
+        f"memory   planned {report['memory']['planned_bytes']} B "
+        f"(buffers {report['memory']['planned_buffers']}), "
+        f"constants {report['memory']['constant_bytes']} B",
+        "cpu ops  "
+        + (", ".join(f"{o['op']} x{o['calls']}" for o in report["cpu_operators"]) or "none"),
+    ]
+    for d in report["delegates"]:
+        vela = d["vela"]
+        extra = ""
+        if vela:
+            extra = (
+                f", NPU config {vela['npu_config']} ({vela['macs_per_cycle']} MACs/cycle), "
+                f"scratch {vela['scratch_size']} B"
+            )
+        lines.append(f"delegate {d['index']}: {d['backend']}, {d['payload_bytes']} B{extra}")
+        for site in d["call_sites"]:
+            for c in site["boundary"]:
+                npu = c["npu"]
+                mark = "ok " if c["ok"] else "BAD"
+                lines.append(
+                    f"  [{mark}] {c['direction']:6} {c['index']}: program "
+                    f"{_tensor(c['program'])} | NPU {npu['dtype']} {npu['shape']} "
+                    f"({npu['nbytes']} B)"
+                )
+    audit = report["boundary_audit"]
+    if audit["ok"]:
+        lines.append("boundary audit: ok (every NPU boundary tensor matches the NPU's record)")
+    else:
+        lines.append("boundary audit: FAILED")
+        lines += [f"  {p}" for p in audit["problems"]]
+    return "\n".join(lines)
