@@ -82,8 +82,6 @@ Error read_layout(const uint8_t* data, size_t size, Layout* layout) {
 Error check_segments(const fb::Program& root, const Layout& layout) {
   const auto* segments = root.segments();
   size_t count = vector_size(segments);
-  RT_CHECK(count == 0 || layout.segment_base != 0, Error::InvalidProgram,
-           "the program lists %lu segments but has no segment data", ul(count));
   for (size_t i = 0; i < count; ++i) {
     const fb::DataSegment* segment = segments->Get(static_cast<flatbuffers::uoffset_t>(i));
     RT_CHECK(segment != nullptr, Error::InvalidProgram, "segment %lu is missing", ul(i));

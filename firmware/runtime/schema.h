@@ -4,6 +4,10 @@
 // shipped in the executorch wheel, into the build folder only.
 #pragma once
 
+#if defined(RT_FLATBUFFERS_NO_ASSERT) && !defined(FLATBUFFERS_ASSERT)
+#define FLATBUFFERS_ASSERT(condition) ((void)0)
+#endif
+
 #include "program_generated.h"
 #include "rt/program.h"
 

@@ -191,7 +191,7 @@ def lower(
         )
         vela_log = io.StringIO()
         try:
-            with contextlib.redirect_stdout(vela_log):
+            with contextlib.redirect_stdout(vela_log), contextlib.redirect_stderr(vela_log):
                 edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
                 lowered = _lowered_modules(edge)
                 for module in lowered:
@@ -251,11 +251,13 @@ def lower(
     )
 
 
-def _lowering_failure(exc: BaseException, vela_output: str) -> str:
-    if isinstance(exc, SystemExit) or "vela" in repr(exc).lower():
-        last = [line for line in vela_output.splitlines() if line.strip()][-1:] or [""]
-        detail = _one_line(exc) if not isinstance(exc, SystemExit) else f"exit {exc.code}"
-        return f"Vela compilation failed ({detail}) {last[0]}".strip()
+def _lowering_failure(exc: BaseException, output: str) -> str:
+    """One line: Vela's own last words when Vela failed, else the exception's first line."""
+    last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
+    if isinstance(exc, SystemExit):  # Vela's argument parser exits
+        return f"Vela compilation failed (exit {exc.code}): {last}"
+    if "vela" in repr(exc).lower() or "vela" in last.lower():
+        return f"Vela compilation failed: {_one_line(exc)}"
     return f"lowering for the NPU failed: {_one_line(exc)}"
 
 

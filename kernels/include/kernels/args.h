@@ -62,6 +62,7 @@ class Args {
   }
 
   rt::Error tensor(size_t i, const char* name, rt::Tensor*& out) const {
+    out = nullptr;
     RT_TRY(expect_tag(i, name, rt::Tag::Tensor));
     out = args_[i]->u.t;
     return check_tensor(name, out);
@@ -77,6 +78,7 @@ class Args {
   }
 
   rt::Error integer(size_t i, const char* name, int64_t& out) const {
+    out = 0;
     RT_TRY(expect_tag(i, name, rt::Tag::Int));
     out = args_[i]->u.i;
     return rt::Error::Ok;
@@ -90,6 +92,7 @@ class Args {
 
   // A schema `float`: serialized as Double; an Int is accepted and widened.
   rt::Error floating(size_t i, const char* name, double& out) const {
+    out = 0.0;
     const rt::Value& v = *args_[i];
     RT_CHECK(v.is_double() || v.is_int(), rt::Error::InvalidArgument, "%s: %s (argument %u) must be a float, got %s",
              op_, name, static_cast<unsigned>(i), rt::tag_name(v.tag));
@@ -98,12 +101,14 @@ class Args {
   }
 
   rt::Error boolean(size_t i, const char* name, bool& out) const {
+    out = false;
     RT_TRY(expect_tag(i, name, rt::Tag::Bool));
     out = args_[i]->u.b;
     return rt::Error::Ok;
   }
 
   rt::Error scalar(size_t i, const char* name, Scalar& out) const {
+    out = Scalar{rt::Tag::Int, 0, 0.0, false};
     const rt::Value& v = *args_[i];
     RT_CHECK(v.is_scalar(), rt::Error::InvalidArgument, "%s: %s (argument %u) must be a Scalar, got %s", op_, name,
              static_cast<unsigned>(i), rt::tag_name(v.tag));
@@ -115,6 +120,7 @@ class Args {
   }
 
   rt::Error int_list(size_t i, const char* name, rt::ArrayRef<int64_t>& out) const {
+    out = rt::ArrayRef<int64_t>{nullptr, 0};
     RT_TRY(expect_tag(i, name, rt::Tag::IntList));
     out = args_[i]->u.int_list;
     RT_CHECK(out.data != nullptr || out.size == 0, rt::Error::InvalidArgument, "%s: %s has no data", op_, name);
@@ -129,6 +135,7 @@ class Args {
 
   // Every entry checked like a single tensor argument.
   rt::Error tensor_list(size_t i, const char* name, rt::ArrayRef<rt::Tensor*>& out) const {
+    out = rt::ArrayRef<rt::Tensor*>{nullptr, 0};
     RT_TRY(expect_tag(i, name, rt::Tag::TensorList));
     out = args_[i]->u.tensor_list;
     RT_CHECK(out.data != nullptr || out.size == 0, rt::Error::InvalidArgument, "%s: %s has no data", op_, name);
@@ -142,6 +149,7 @@ class Args {
 
   // A schema `ScalarType`: an Int holding a known dtype code.
   rt::Error dtype(size_t i, const char* name, rt::ScalarType& out) const {
+    out = rt::ScalarType::Float;
     int64_t code = 0;
     RT_TRY(integer(i, name, code));
     RT_CHECK(code >= 0 && code < 64 && rt::element_size(static_cast<rt::ScalarType>(code)) != 0,

@@ -6,6 +6,7 @@
 
 #include "rt/error.h"
 #include "rt/tensor.h"
+#include "rt/value.h"
 
 namespace kernels {
 
@@ -85,6 +86,16 @@ inline rt::Error normalize_dim(const char* op, const char* name, int64_t dim, in
   RT_CHECK(dim >= -n && dim < n, rt::Error::InvalidArgument, "%s: %s = %d is out of range for %d dims", op, name,
            static_cast<int>(dim), ndim);
   out = static_cast<int>(dim < 0 ? dim + n : dim);
+  return rt::Error::Ok;
+}
+
+// A dim_order argument (None, or 0..ndim-1 in order: the runtime holds only
+// contiguous tensors). A 0-d tensor's default dim_order is empty.
+inline rt::Error check_contiguous_dim_order(const char* op, const rt::ArrayRef<int64_t>* dim_order, int ndim) {
+  if (dim_order == nullptr) return rt::Error::Ok;
+  bool ok = dim_order->size == static_cast<size_t>(ndim);
+  for (size_t i = 0; ok && i < dim_order->size; ++i) ok = (*dim_order)[i] == static_cast<int64_t>(i);
+  RT_CHECK(ok, rt::Error::NotSupported, "%s: only the contiguous dim_order is supported", op);
   return rt::Error::Ok;
 }
 

@@ -1,0 +1,535 @@
+// Method loading and execution on programs built value by value, plus real
+// ExecuTorch programs from the pytest fixture (--programs DIR).
+#include <string.h>
+
+#include "rt/backend.h"
+#include "rt/method.h"
+#include "rt/program.h"
+#include "test_harness.h"
+#include "test_support.h"
+
+using rt::ScalarType;
+using test::Bytes;
+using test::ProgramBuilder;
+
+namespace {
+
+struct Memory {
+  alignas(16) uint8_t metadata[1 << 16];
+  alignas(16) uint8_t planned[1 << 16];
+  rt::Span arena;
+  rt::MethodMemory method_memory(size_t metadata_size = sizeof(metadata),
+                                 size_t planned_size = sizeof(planned)) {
+    arena = rt::Span{planned, planned_size};
+    return rt::MethodMemory{{metadata, metadata_size}, &arena, 1, {nullptr, 0}};
+  }
+};
+
+Memory g_memory;
+
+// out = a + 2 * b over [2, 3] floats: values a=0, b=1, alpha=2, out=3.
+ProgramBuilder add_program() {
+  ProgramBuilder p;
+  int a = p.planned(ScalarType::Float, {2, 3}, 0);
+  int b = p.planned(ScalarType::Float, {2, 3}, 32);
+  int alpha = p.int_value(2);
+  int out = p.planned(ScalarType::Float, {2, 3}, 64);
+  p.kernel_call(p.op("aten::add", "out"), {a, b, alpha, out, out});
+  p.set_inputs({a, b});
+  p.set_outputs({out});
+  p.set_buffer_sizes({0, 96});
+  return p;
+}
+
+rt::Result<rt::Method> load_method(const Bytes& bytes, const rt::MethodMemory& memory,
+                                   rt::Result<rt::Program>* program_out = nullptr) {
+  static rt::Result<rt::Program> program = rt::Error::Internal;
+  program = rt::Program::load(bytes.data(), bytes.size());
+  if (program_out != nullptr) {
+    *program_out = program;
+  }
+  if (!program.ok()) {
+    return program.error();
+  }
+  return rt::Method::load(program.get(), nullptr, memory);
+}
+
+}  // namespace
+
+TEST(add_program_runs) {
+  Bytes bytes = add_program().finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  rt::Method& m = method.get();
+  CHECK_EQ(m.num_inputs(), 2);
+  CHECK_EQ(m.num_outputs(), 1);
+  float a[6] = {1, 2, 3, 4, 5, 6};
+  float b[6] = {10, 20, 30, 40, 50, 60};
+  CHECK_OK(m.set_input(0, a, sizeof(a)));
+  CHECK_OK(m.set_input(1, b, sizeof(b)));
+  CHECK_OK(m.execute());
+  const rt::Tensor& out = *m.output(0)->u.t;
+  CHECK_EQ(out.dim, 2);
+  CHECK_EQ(out.sizes[1], 3);
+  for (int i = 0; i < 6; ++i) {
+    CHECK(out.data_as<float>()[i] == a[i] + 2 * b[i]);
+  }
+  CHECK(m.memory_use().metadata_used > 0);
+  CHECK_EQ(m.memory_use().planned_used, 96);
+  CHECK(m.input(2) == nullptr);
+  CHECK(m.output(1) == nullptr);
+}
+
+TEST(set_input_checks_size_and_index) {
+  Bytes bytes = add_program().finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  float a[5] = {};
+  CHECK_ERROR(method.get().set_input(0, a, sizeof(a)), InputMismatch);
+  CHECK_ERROR(method.get().set_input(2, a, sizeof(a)), InputMismatch);
+}
+
+TEST(metadata_arena_too_small_reports_sizes) {
+  Bytes bytes = add_program().finish();
+  rt::Result<rt::Program> program = rt::Program::load(bytes.data(), bytes.size());
+  CHECK_OK(program);
+  rt::Result<size_t> needed = rt::Method::metadata_bytes_needed(program.get(), nullptr);
+  CHECK_OK(needed);
+  CHECK(needed.get() > 64);
+  CHECK_ERROR(rt::Method::load(program.get(), nullptr, g_memory.method_memory(64)), OutOfMemory);
+  CHECK_REASON("metadata arena too small");
+  CHECK_REASON("the arena has 64");
+  // Exactly the bytes it asked for are enough.
+  CHECK_OK(rt::Method::load(program.get(), nullptr, g_memory.method_memory(needed.get())));
+  CHECK_ERROR(rt::Method::load(program.get(), nullptr, g_memory.method_memory(0)), OutOfMemory);
+}
+
+TEST(planned_arena_too_small_reports_sizes) {
+  Bytes bytes = add_program().finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory(sizeof(g_memory.metadata), 95)),
+              OutOfMemory);
+  CHECK_REASON("planned memory too small");
+  CHECK_REASON("needs 96 bytes");
+  CHECK_REASON("have 95");
+}
+
+TEST(planned_memory_in_two_arenas) {
+  ProgramBuilder p = add_program();
+  p.set_buffer_sizes({0, 96, 200});
+  Bytes bytes = p.finish();
+  static uint8_t small[128];
+  static uint8_t large[256];
+  rt::Span arenas[2] = {{small, sizeof(small)}, {large, sizeof(large)}};
+  rt::MethodMemory memory = {{g_memory.metadata, sizeof(g_memory.metadata)}, arenas, 2, {}};
+  rt::Result<rt::Method> method = load_method(bytes, memory);
+  CHECK_OK(method);
+  CHECK_EQ(method.get().memory_use().planned_used, 296);
+  CHECK_EQ(method.get().memory_use().planned_size, 384);
+}
+
+TEST(unknown_operator_is_named) {
+  ProgramBuilder p = add_program();
+  p.op("aten::nope", "out");
+  Bytes bytes = p.finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), OperatorMissing);
+  CHECK_REASON("aten::nope.out");
+}
+
+TEST(unknown_operator_wins_over_small_arena) {
+  ProgramBuilder p = add_program();
+  p.op("my_ns::thing", "");
+  Bytes bytes = p.finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory(16)), OperatorMissing);
+  CHECK_REASON("my_ns::thing:");
+}
+
+TEST(real_program_with_missing_kernels_names_the_first) {
+  Bytes bytes = test::fixture_program("bmm.pte");
+  CHECK(bytes.size() > 0);
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), OperatorMissing);
+  CHECK_REASON("aten::bmm.out");
+}
+
+TEST(real_add_program_runs_with_placeholder_kernel) {
+  // add.pte: x + y over [2, 3] floats (aten::add.out, alpha=1), made by ExecuTorch.
+  Bytes bytes = test::fixture_program("add.pte");
+  CHECK(bytes.size() > 0);
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  float y[6] = {0.5f, 0.25f, 0, -1, -2, 8};
+  CHECK_OK(method.get().set_input(0, x, sizeof(x)));
+  CHECK_OK(method.get().set_input(1, y, sizeof(y)));
+  CHECK_OK(method.get().execute());
+  const rt::Tensor& out = *method.get().output(0)->u.t;
+  for (int i = 0; i < 6; ++i) {
+    CHECK(out.data_as<float>()[i] == x[i] + y[i]);
+  }
+}
+
+TEST(missing_backend_is_named) {
+  rt::clear_backends();
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int y = p.planned(ScalarType::Char, {16}, 16);
+  p.delegate_call(p.delegate("EthosUBackend", {1, 2, 3}, {}), {x, y});
+  p.set_inputs({x});
+  p.set_outputs({y});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), BackendMissing);
+  CHECK_REASON("'EthosUBackend'");
+}
+
+TEST(registered_backend_gets_payload_specs_and_runs) {
+  rt::clear_backends();
+  CHECK_OK(rt::register_backend(&test::kTestBackend));
+  CHECK_ERROR(rt::register_backend(&test::kTestBackend), InvalidArgument);
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int y = p.planned(ScalarType::Char, {16}, 16);
+  p.delegate_call(p.delegate("TestBackend", {1, 2, 3, 4, 5}, {{"key", {7}}, {"other", {}}}),
+                  {x, y});
+  p.set_inputs({x});
+  p.set_outputs({y});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  int8_t input[16];
+  for (int i = 0; i < 16; ++i) input[i] = static_cast<int8_t>(i - 8);
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  CHECK(memcmp(method.get().output(0)->u.t->data, input, sizeof(input)) == 0);
+  rt::clear_backends();
+}
+
+TEST(backend_init_failure_names_the_delegate) {
+  rt::clear_backends();
+  CHECK_OK(rt::register_backend(&test::kTestBackend));
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  p.delegate_call(p.delegate("TestBackend", {0xEE}, {}), {x, x});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), DelegateFailed);
+  CHECK_REASON("delegate 0 (TestBackend) init: payload rejected");
+  rt::clear_backends();
+}
+
+TEST(backend_registry_is_fixed_size) {
+  rt::clear_backends();
+  static rt::Backend backends[rt::kMaxBackends + 1];
+  static char names[rt::kMaxBackends + 1][8];
+  for (size_t i = 0; i <= rt::kMaxBackends; ++i) {
+    snprintf(names[i], sizeof(names[i]), "B%zu", i);
+    backends[i] = test::kTestBackend;
+    backends[i].id = names[i];
+  }
+  for (size_t i = 0; i < rt::kMaxBackends; ++i) CHECK_OK(rt::register_backend(&backends[i]));
+  CHECK_ERROR(rt::register_backend(&backends[rt::kMaxBackends]), OutOfMemory);
+  CHECK_EQ(rt::num_backends(), rt::kMaxBackends);
+  rt::clear_backends();
+}
+
+TEST(kernel_failure_names_instruction_and_operator) {
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  p.kernel_call(p.op("test::fail", "default"), {x});
+  p.set_buffer_sizes({0, 16});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  CHECK_ERROR(method.get().execute(), KernelFailed);
+  CHECK_REASON("instruction 0 (test::fail.default): placeholder failure");
+}
+
+TEST(int_list_items_are_value_indices) {
+  ProgramBuilder p;
+  int three = p.int_value(3);
+  int minus_one = p.int_value(-1);
+  int list = p.int_list({three, minus_one, three});
+  int doubles = p.double_list({0.5, -2.25});
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  int none = p.none();
+  int tensors = p.tensor_list({x, x});
+  int optional = p.optional_tensor_list({x, none, -1});
+  p.kernel_call(p.op("test::record", "default"), {list, doubles, tensors, optional});
+  p.set_buffer_sizes({0, 16});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  CHECK_OK(method.get().execute());
+  CHECK_EQ(test::g_recorded_nargs, 4);
+  const rt::Value& ints = *test::g_recorded_args[0];
+  CHECK(ints.is_int_list());
+  CHECK_EQ(ints.u.int_list.size, 3);
+  CHECK_EQ(ints.u.int_list[0], 3);
+  CHECK_EQ(ints.u.int_list[1], -1);
+  CHECK_EQ(ints.u.int_list[2], 3);
+  CHECK(test::g_recorded_args[1]->u.double_list[1] == -2.25);
+  const rt::Value& list_of_tensors = *test::g_recorded_args[2];
+  CHECK(list_of_tensors.is_tensor_list());
+  CHECK_EQ(list_of_tensors.u.tensor_list.size, 2);
+  CHECK(list_of_tensors.u.tensor_list[0]->numel == 4);
+  const rt::Value& optionals = *test::g_recorded_args[3];
+  CHECK(optionals.tag == rt::Tag::OptionalTensorList);
+  CHECK(optionals.u.tensor_list[0] != nullptr);
+  CHECK(optionals.u.tensor_list[1] == nullptr);
+  CHECK(optionals.u.tensor_list[2] == nullptr);
+}
+
+TEST(int_list_item_must_be_an_int) {
+  ProgramBuilder p;
+  int d = p.double_value(1.5);
+  int list = p.int_list({d});
+  p.kernel_call(p.op("test::record", "default"), {list});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("which is Double, not Int");
+  ProgramBuilder q;
+  int list2 = q.int_list({7});
+  q.kernel_call(q.op("test::record", "default"), {list2});
+  CHECK_ERROR(load_method(q.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("out of range");
+}
+
+TEST(tensor_list_item_must_be_a_tensor) {
+  ProgramBuilder p;
+  int i = p.int_value(1);
+  p.tensor_list({i});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("not Tensor");
+}
+
+TEST(value_with_missing_content_is_refused) {
+  ProgramBuilder p;
+  p.empty_value();
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("no content");
+}
+
+TEST(unsupported_tensors_are_refused_with_reasons) {
+  struct Case {
+    void (*tweak)(ProgramBuilder::TensorSpec&);
+    rt::Error code;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {[](ProgramBuilder::TensorSpec& t) { t.dynamism = 1; }, rt::Error::NotSupported,
+       "dynamic shapes"},
+      {[](ProgramBuilder::TensorSpec& t) { t.dim_order = {1, 0}; }, rt::Error::NotSupported,
+       "dim order"},
+      {[](ProgramBuilder::TensorSpec& t) { t.dim_order = {0}; }, rt::Error::InvalidProgram,
+       "dim order has 1 entries"},
+      {[](ProgramBuilder::TensorSpec& t) { t.raw_dtype = 9; }, rt::Error::NotSupported,
+       "dtype 9"},
+      {[](ProgramBuilder::TensorSpec& t) { t.raw_dtype = 100; }, rt::Error::NotSupported,
+       "dtype 100"},
+      {[](ProgramBuilder::TensorSpec& t) { t.sizes = {2, -3}; }, rt::Error::InvalidProgram,
+       "has size -3"},
+      {[](ProgramBuilder::TensorSpec& t) { t.sizes = {1, 1, 1, 1, 1, 1, 1, 1, 1}; },
+       rt::Error::NotSupported, "9 dimensions"},
+      {[](ProgramBuilder::TensorSpec& t) { t.sizes = {65536, 65536}; }, rt::Error::NotSupported,
+       "elements"},
+      {[](ProgramBuilder::TensorSpec& t) { t.memory_id = 2; }, rt::Error::InvalidProgram,
+       "memory id 2"},
+      {[](ProgramBuilder::TensorSpec& t) { t.memory_id = 0; }, rt::Error::InvalidProgram,
+       "memory id 0"},
+      {[](ProgramBuilder::TensorSpec& t) { t.offset = 1000; }, rt::Error::InvalidProgram,
+       "run past planned buffer"},
+      {[](ProgramBuilder::TensorSpec& t) { t.offset = uint64_t{1} << 40; },
+       rt::Error::InvalidProgram, "run past planned buffer"},
+      {[](ProgramBuilder::TensorSpec& t) { t.offset = 2; }, rt::Error::InvalidProgram,
+       "not aligned"},
+      {[](ProgramBuilder::TensorSpec& t) { t.planned = false; }, rt::Error::NotSupported,
+       "neither planned memory nor constant"},
+      {[](ProgramBuilder::TensorSpec& t) { t.data_buffer_idx = 1; }, rt::Error::NotSupported,
+       "initial data"},
+      {[](ProgramBuilder::TensorSpec& t) {
+         t.planned = false;
+         t.data_buffer_idx = 5;
+       },
+       rt::Error::InvalidProgram, "constant buffer 5 is out of range"},
+  };
+  for (const Case& c : cases) {
+    ProgramBuilder p;
+    ProgramBuilder::TensorSpec spec;
+    spec.sizes = {2, 3};
+    c.tweak(spec);
+    p.tensor(spec);
+    p.set_buffer_sizes({0, 64});
+    rt::clear_error();
+    rt::Error err = load_method(p.finish(), g_memory.method_memory()).error();
+    if (err != c.code || strstr(rt::last_error_reason(), c.reason) == nullptr) {
+      char what[320];
+      snprintf(what, sizeof(what), "expected %s \"%s\", got %s \"%s\"", rt::error_name(c.code),
+               c.reason, rt::error_name(err), rt::last_error_reason());
+      test::record_failure(__FILE__, __LINE__, what);
+    }
+  }
+}
+
+TEST(constant_tensor_reads_inline_constant_buffer) {
+  ProgramBuilder p;
+  float weights[4] = {1.5f, -2, 3, 0.25f};
+  int w = p.constant(ScalarType::Float, {4}, weights, sizeof(weights));
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  int alpha = p.double_value(1.0);
+  int out = p.planned(ScalarType::Float, {4}, 16);
+  p.kernel_call(p.op("aten::add", "out"), {x, w, alpha, out, out});
+  p.set_inputs({x});
+  p.set_outputs({out});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  float input[4] = {1, 1, 1, 1};
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  for (int i = 0; i < 4; ++i) {
+    CHECK(method.get().output(0)->u.t->data_as<float>()[i] == 1 + weights[i]);
+  }
+}
+
+TEST(constant_larger_than_its_buffer_is_refused) {
+  ProgramBuilder p;
+  float weights[2] = {1, 2};
+  p.constant(ScalarType::Float, {4}, weights, sizeof(weights));
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("holds 8 bytes, the tensor needs 16");
+}
+
+TEST(instruction_indices_are_checked) {
+  {
+    ProgramBuilder p;
+    int x = p.planned(ScalarType::Float, {4}, 0);
+    p.kernel_call(p.op("test::record", "default"), {x, 99});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("refers to value 99");
+  }
+  {
+    ProgramBuilder p;
+    p.op("test::record", "default");
+    p.kernel_call(3, {});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("operator 3 is out of range");
+  }
+  {
+    ProgramBuilder p;
+    p.delegate_call(0, {});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("delegate 0 is out of range");
+  }
+  {
+    ProgramBuilder p;
+    p.int_value(1);
+    p.move(0, 5);
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  }
+  {
+    ProgramBuilder p;
+    int c = p.bool_value(false);
+    p.jump_false(c, 7);
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("jump to 7");
+  }
+  {
+    ProgramBuilder p;
+    p.free_value(-1);
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  }
+  {
+    ProgramBuilder p;
+    p.int_value(1);
+    p.set_inputs({1});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("input 0 refers to value 1");
+  }
+}
+
+TEST(move_jump_and_free_execute) {
+  ProgramBuilder p;
+  int a = p.int_value(5);
+  int b = p.int_value(9);
+  int yes = p.bool_value(true);
+  int no = p.bool_value(false);
+  p.move(a, b);        // 0: b = 5
+  p.jump_false(yes, 0);  // 1: taken only when false: falls through
+  p.jump_false(no, 4);   // 2: jumps over 3
+  p.kernel_call(p.op("test::fail", "default"), {});  // 3: never runs
+  p.free_value(a);     // 4
+  p.set_outputs({b});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  CHECK_OK(method.get().execute());
+  CHECK(method.get().output(0)->is_int());
+  CHECK_EQ(method.get().output(0)->u.i, 5);
+}
+
+TEST(endless_loop_stops_with_a_reason) {
+  ProgramBuilder p;
+  int no = p.bool_value(false);
+  p.jump_false(no, 0);
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  method.get().set_max_steps(1000);
+  CHECK_ERROR(method.get().execute(), NotSupported);
+  CHECK_REASON("stopped after 1000 instructions");
+}
+
+TEST(jump_condition_must_be_bool) {
+  ProgramBuilder p;
+  int i = p.int_value(0);
+  p.jump_false(i, 0);
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  CHECK_ERROR(method.get().execute(), InvalidProgram);
+  CHECK_REASON("not a Bool");
+}
+
+TEST(more_than_one_chain_is_refused) {
+  ProgramBuilder p = add_program();
+  p.set_chains(2);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
+  CHECK_REASON("2 chains");
+}
+
+TEST(unknown_method_name_is_refused) {
+  Bytes bytes = add_program().finish();
+  rt::Result<rt::Program> program = rt::Program::load(bytes.data(), bytes.size());
+  CHECK_OK(program);
+  CHECK_ERROR(rt::Method::load(program.get(), "backward", g_memory.method_memory()),
+              InvalidArgument);
+  CHECK_REASON("no method 'backward'");
+  CHECK_OK(rt::Method::load(program.get(), "forward", g_memory.method_memory()));
+}
+
+TEST(error_names_are_stable) {
+  CHECK(strcmp(rt::error_name(rt::Error::Ok), "Ok") == 0);
+  CHECK(strcmp(rt::error_name(rt::Error::OperatorMissing), "OperatorMissing") == 0);
+  CHECK(strcmp(rt::error_name(rt::Error::NoHardware), "NoHardware") == 0);
+  CHECK(strcmp(rt::error_name(static_cast<rt::Error>(200)), "Unknown") == 0);
+  CHECK_EQ(static_cast<int>(rt::Error::InvalidInputs), 13);
+}
+
+TEST(long_reasons_are_cut_not_overrun) {
+  char long_text[600];
+  memset(long_text, 'x', sizeof(long_text) - 1);
+  long_text[sizeof(long_text) - 1] = '\0';
+  rt::fail(rt::Error::Internal, "%s", long_text);
+  CHECK(strlen(rt::last_error_reason()) < 300);
+  rt::add_context("instruction %d", 7);
+  CHECK(strncmp(rt::last_error_reason(), "instruction 7: xxx", 18) == 0);
+  CHECK(strlen(rt::last_error_reason()) < 300);
+}
+
+TEST(scalar_types) {
+  CHECK_EQ(rt::element_size(ScalarType::Float), 4);
+  CHECK_EQ(rt::element_size(ScalarType::Short), 2);
+  CHECK_EQ(rt::element_size(ScalarType::Long), 8);
+  CHECK_EQ(rt::element_size(static_cast<ScalarType>(9)), 0);
+  CHECK(strcmp(rt::scalar_type_name(ScalarType::Char), "Char") == 0);
+}

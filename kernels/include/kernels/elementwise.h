@@ -1,0 +1,199 @@
+// Binary element-wise kernels (add, sub, mul): broadcasting, ExecuTorch's
+// dtype rules, and one loop skeleton with a fast path per run.
+//
+// ExecuTorch computes in a "compute" dtype C (the promoted dtype of the
+// operands; Float for Half/BFloat16): every operand element is converted to
+// C, the operation runs in C (integers wrap), and the result is converted to
+// out's dtype. An operation is a functor with
+//   C operator()(C x, C y) const                      element by element
+//   void run(C* o, const C* x, size_t sx, const C* y, size_t sy, size_t n) const
+// where run() is a contiguous run (strides 0 or 1) and may use Helium.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "kernels/broadcast.h"
+#include "kernels/convert.h"
+#include "kernels/copy.h"
+#include "kernels/dtype.h"
+
+#if defined(__ARM_FEATURE_MVE)
+#include <arm_mve.h>
+#endif
+
+namespace kernels {
+
+// Integer arithmetic that wraps (in C's width) instead of overflowing; plain
+// arithmetic for floating types; Bool computes in int and tests non-zero.
+template <typename C>
+struct Arith {
+  using U = std::conditional_t<(sizeof(C) > 4), uint64_t, uint32_t>;
+  static C add(C x, C y) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return x + y;
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return (static_cast<int>(x) + static_cast<int>(y)) != 0;
+    } else {
+      return static_cast<C>(static_cast<U>(x) + static_cast<U>(y));
+    }
+  }
+  static C sub(C x, C y) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return x - y;
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return (static_cast<int>(x) - static_cast<int>(y)) != 0;
+    } else {
+      return static_cast<C>(static_cast<U>(x) - static_cast<U>(y));
+    }
+  }
+  static C mul(C x, C y) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return x * y;
+    } else if constexpr (std::is_same_v<C, bool>) {
+      return x && y;
+    } else {
+      return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
+    }
+  }
+};
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define KERNELS_MVE_FLOAT 1
+// A float run on Helium: four lanes per step, stride-0 operands broadcast
+// from a register, a predicated tail. vop(float32x4_t, float32x4_t).
+template <bool kXStep, bool kYStep, typename VOp>
+void run_f32_lanes(const VOp& vop, float* o, const float* x, const float* y, size_t n) {
+  const float32x4_t xb = vdupq_n_f32(*x);
+  const float32x4_t yb = vdupq_n_f32(*y);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t vx = kXStep ? vld1q_f32(x + i) : xb;
+    const float32x4_t vy = kYStep ? vld1q_f32(y + i) : yb;
+    vst1q_f32(o + i, vop(vx, vy));
+  }
+  if (i < n) {
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - i));
+    const float32x4_t vx = kXStep ? vldrwq_z_f32(x + i, p) : xb;
+    const float32x4_t vy = kYStep ? vldrwq_z_f32(y + i, p) : yb;
+    vstrwq_p_f32(o + i, vop(vx, vy), p);
+  }
+}
+
+// False when the strides are not a contiguous/broadcast pattern.
+template <typename VOp>
+bool run_f32_mve(const VOp& vop, float* o, const float* x, size_t sx, const float* y, size_t sy, size_t n) {
+  if (n == 0) return true;
+  if (sx == 1 && sy == 1) {
+    run_f32_lanes<true, true>(vop, o, x, y, n);
+  } else if (sx == 1 && sy == 0) {
+    run_f32_lanes<true, false>(vop, o, x, y, n);
+  } else if (sx == 0 && sy == 1) {
+    run_f32_lanes<false, true>(vop, o, x, y, n);
+  } else {
+    return false;
+  }
+  return true;
+}
+#else
+#define KERNELS_MVE_FLOAT 0
+#endif
+
+// The scalar run: specialised for the common stride patterns so the compiler
+// sees plain loops.
+template <typename C, typename F>
+void run_elements(const F& f, C* o, const C* x, size_t sx, const C* y, size_t sy, size_t n) {
+  if (sx == 1 && sy == 1) {
+    for (size_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+  } else if (sx == 1 && sy == 0) {
+    const C yv = *y;
+    for (size_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+  } else if (sx == 0 && sy == 1) {
+    const C xv = *x;
+    for (size_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+  } else {
+    for (size_t i = 0; i < n; ++i) o[i] = f(x[i * sx], y[i * sy]);
+  }
+}
+
+// Base for functors without a vector form.
+template <typename C, typename Derived>
+struct ScalarRun {
+  void run(C* o, const C* x, size_t sx, const C* y, size_t sy, size_t n) const {
+    run_elements<C>(static_cast<const Derived&>(*this), o, x, sx, y, sy, n);
+  }
+};
+
+// out = f(a, b) over the broadcast shape, everything converted through C.
+// `loop` comes from binary_loop(). When a, b and out are all C, runs go to
+// f.run() directly; otherwise elements are converted one by one.
+template <typename C, uint32_t kSelected, typename F>
+rt::Error apply_binary(const char* op, const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& out,
+                       const StridedLoop<3>& loop, const F& f) {
+  constexpr ScalarType kC = dtype_of<C>();
+  if (a.dtype == kC && b.dtype == kC && out.dtype == kC) {
+    C* o = out.data_as<C>();
+    const C* x = a.data_as<C>();
+    const C* y = b.data_as<C>();
+    loop.run([&](const size_t* off, size_t n, const size_t* step) {
+      f.run(o + off[0], x + off[1], step[1], y + off[2], step[2], n);
+    });
+    return rt::Error::Ok;
+  }
+  const LoadFn<C> la = load_fn<C, kSelected>(a.dtype);
+  const LoadFn<C> lb = load_fn<C, kSelected>(b.dtype);
+  const StoreFn<C> so = store_fn<C, kSelected>(out.dtype);
+  if (la == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "self", a.dtype);
+  if (lb == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "other", b.dtype);
+  if (so == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  loop.run([&](const size_t* off, size_t n, const size_t* step) {
+    for (size_t i = 0; i < n; ++i) {
+      so(out.data, off[0] + i, f(la(a.data, off[1] + i * step[1]), lb(b.data, off[2] + i * step[2])));
+    }
+  });
+  return rt::Error::Ok;
+}
+
+// The dtype checks of ExecuTorch's add/sub/mul (Tensor, Tensor) -> out:
+// common = promoteTypes(a, b), castable to out; returns the compute dtype.
+inline rt::Error binary_compute_type(const char* op, const rt::Tensor& a, const rt::Tensor& b,
+                                     const rt::Tensor& out, ScalarType& common, ScalarType& compute) {
+  common = compute = a.dtype;
+  RT_CHECK(promote_types(a.dtype, b.dtype, common), rt::Error::DtypeMismatch, "%s: cannot promote %s with %s", op,
+           rt::scalar_type_name(a.dtype), rt::scalar_type_name(b.dtype));
+  RT_CHECK(can_cast(common, out.dtype), rt::Error::DtypeMismatch, "%s: result dtype %s cannot be cast to out %s",
+           op, rt::scalar_type_name(common), rt::scalar_type_name(out.dtype));
+  compute = compute_type(common);
+  return rt::Error::Ok;
+}
+
+// (Tensor, Scalar) -> out: common = promote_type_with_scalar, which must be
+// out's dtype exactly.
+inline rt::Error scalar_compute_type(const char* op, const rt::Tensor& a, const Scalar& b, const rt::Tensor& out,
+                                     ScalarType& common, ScalarType& compute) {
+  compute = a.dtype;
+  common = promote_with_scalar(a.dtype, b);
+  RT_CHECK(common == out.dtype, rt::Error::DtypeMismatch, "%s: result dtype %s != out dtype %s", op,
+           rt::scalar_type_name(common), rt::scalar_type_name(out.dtype));
+  compute = compute_type(common);
+  return rt::Error::Ok;
+}
+
+// A 0-d tensor of dtype C holding one value, to run (Tensor, Scalar) forms
+// through the (Tensor, Tensor) machinery.
+template <typename C>
+struct ScalarTensor {
+  C value;
+  rt::Tensor t;
+  explicit ScalarTensor(C v) : value(v), t() {
+    t.data = &value;
+    t.numel = 1;
+    t.nbytes = sizeof(C);
+    t.dtype = dtype_of<C>();
+    t.dim = 0;
+  }
+};
+
+}  // namespace kernels

@@ -1,0 +1,304 @@
+// aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+//
+// out[b] = self[b] (m x n) @ mat2[b] (n x p); all three of one dtype, no
+// broadcasting. Semantics of ExecuTorch's portable kernel:
+//   - each output element sums k = 0..n-1 in order, starting from 0;
+//   - integer dtypes accumulate in the dtype itself, wrapping: the result is
+//     the exact sum of products modulo 2^bits (int8 and uint8 included);
+//   - n == 0 gives zeros.
+// Helium: a 3-row x 2-vector register block (6 accumulators + 2 B vectors =
+// the 8 Q registers), A read as pairs of k. Float uses fused multiply-add, so
+// float results may differ from the scalar path in the last bits.
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "kernels/args.h"
+#include "kernels/dtype.h"
+#include "kernels/shape.h"
+
+#if defined(__ARM_FEATURE_MVE)
+#include <arm_mve.h>
+#endif
+
+namespace kernels {
+namespace {
+
+constexpr uint32_t kBmmDtypes = kRealDtypes;
+
+// The portable path. k runs outermost per row so B is read along rows; each
+// output element still sums its products in k order, from 0.
+template <typename T>
+void matmul_scalar(const T* a, const T* b, T* c, size_t m, size_t n, size_t p) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (size_t i = 0; i < m; ++i) {
+      T* row = c + i * p;
+      for (size_t j = 0; j < p; ++j) row[j] = T(0);
+      for (size_t k = 0; k < n; ++k) {
+        const T x = a[i * n + k];
+        const T* brow = b + k * p;
+        for (size_t j = 0; j < p; ++j) row[j] += x * brow[j];
+      }
+    }
+  } else {
+    // Wrapping arithmetic without signed overflow: unsigned of the same width
+    // (at least unsigned int, so narrow types do not promote back to int).
+    using U = std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>;
+    for (size_t i = 0; i < m; ++i) {
+      T* row = c + i * p;
+      for (size_t j = 0; j < p; ++j) row[j] = T(0);
+      for (size_t k = 0; k < n; ++k) {
+        const U x = static_cast<U>(a[i * n + k]);
+        const T* brow = b + k * p;
+        for (size_t j = 0; j < p; ++j) {
+          row[j] = static_cast<T>(static_cast<U>(row[j]) + x * static_cast<U>(brow[j]));
+        }
+      }
+    }
+  }
+}
+
+#if defined(__ARM_FEATURE_MVE)
+// One lane type of the Helium kernel: vector type, loads/stores (predicated
+// for edges), multiply-accumulate by a scalar, and the instructions of the
+// full-block assembly loop.
+template <typename T>
+struct Lanes;
+
+#if (__ARM_FEATURE_MVE & 2)
+template <>
+struct Lanes<float> {
+  using V = float32x4_t;
+  static constexpr size_t kLanes = 4;
+  static V zero() { return vdupq_n_f32(0.0f); }
+  static V load(const float* p, mve_pred16_t m) { return vldrwq_z_f32(p, m); }
+  static void store(float* p, V v, mve_pred16_t m) { vstrwq_p_f32(p, v, m); }
+  static V mla(V acc, V b, float a) { return vfmaq_n_f32(acc, b, a); }
+  static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
+};
+#endif
+template <>
+struct Lanes<int32_t> {
+  using V = int32x4_t;
+  static constexpr size_t kLanes = 4;
+  static V zero() { return vdupq_n_s32(0); }
+  static V load(const int32_t* p, mve_pred16_t m) { return vldrwq_z_s32(p, m); }
+  static void store(int32_t* p, V v, mve_pred16_t m) { vstrwq_p_s32(p, v, m); }
+  static V mla(V acc, V b, int32_t a) { return vmlaq_n_s32(acc, b, a); }
+  static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
+};
+template <>
+struct Lanes<int16_t> {
+  using V = int16x8_t;
+  static constexpr size_t kLanes = 8;
+  static V zero() { return vdupq_n_s16(0); }
+  static V load(const int16_t* p, mve_pred16_t m) { return vldrhq_z_s16(p, m); }
+  static void store(int16_t* p, V v, mve_pred16_t m) { vstrhq_p_s16(p, v, m); }
+  static V mla(V acc, V b, int16_t a) { return vmlaq_n_s16(acc, b, a); }
+  static mve_pred16_t pred(size_t n) { return vctp16q(static_cast<uint32_t>(n)); }
+};
+// uint8 runs through this too: wrapping products modulo 2^8 do not depend on
+// the sign interpretation.
+template <>
+struct Lanes<int8_t> {
+  using V = int8x16_t;
+  static constexpr size_t kLanes = 16;
+  static V zero() { return vdupq_n_s8(0); }
+  static V load(const int8_t* p, mve_pred16_t m) { return vldrbq_z_s8(p, m); }
+  static void store(int8_t* p, V v, mve_pred16_t m) { vstrbq_p_s8(p, v, m); }
+  static V mla(V acc, V b, int8_t a) { return vmlaq_n_s8(acc, b, a); }
+  static mve_pred16_t pred(size_t n) { return vctp8q(static_cast<uint32_t>(n)); }
+};
+
+// Rows r0..r0+R of C, columns [j, j + w) with w <= 2 * kLanes; any R, any w
+// (predicated). Used for the edges the assembly block does not cover.
+template <typename T, int R>
+void block_edge(const T* a, const T* b, T* c, size_t n, size_t p, size_t w) {
+  using L = Lanes<T>;
+  using V = typename L::V;
+  const mve_pred16_t m0 = L::pred(w);
+  const mve_pred16_t m1 = L::pred(w > L::kLanes ? w - L::kLanes : 0);
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = L::zero();
+  for (size_t k = 0; k < n; ++k) {
+    const V b0 = L::load(b + k * p, m0);
+    const V b1 = L::load(b + k * p + L::kLanes, m1);
+    for (int r = 0; r < R; ++r) {
+      const T x = a[r * n + k];
+      acc[r][0] = L::mla(acc[r][0], b0, x);
+      acc[r][1] = L::mla(acc[r][1], b1, x);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    L::store(c + r * p, acc[r][0], m0);
+    L::store(c + r * p + L::kLanes, acc[r][1], m1);
+  }
+}
+
+// The full 3 x (2 * kLanes) block, k in pairs. GCC 12 spills the six
+// accumulators of the intrinsic form, so the loop is written out: per pair of
+// k, A is read with one ldrd (32-bit) or two ldrh/ldrb per row, B with four
+// vector loads, and twelve multiply-accumulates do 24 vector lanes of work.
+#define KERNELS_BMM_BLOCK_ASM(LOAD_A, VLD, VMLA)                                                        \
+  __asm__ volatile(                                                                                     \
+      "\tdls lr, %[count]\n"                                                                            \
+      "1:\n" LOAD_A                                                                                     \
+      "\t" VLD " %q[t0], [%[b]]\n"                                                                      \
+      "\t" VLD " %q[t1], [%[b], #16]\n"                                                                 \
+      "\tadd %[b], %[b], %[stride]\n"                                                                   \
+      "\t" VMLA " %q[c00], %q[t0], %Q[p0]\n"                                                            \
+      "\t" VMLA " %q[c10], %q[t0], %Q[p1]\n"                                                            \
+      "\t" VMLA " %q[c20], %q[t0], %Q[p2]\n"                                                            \
+      "\t" VLD " %q[t0], [%[b]]\n"                                                                      \
+      "\t" VMLA " %q[c01], %q[t1], %Q[p0]\n"                                                            \
+      "\t" VMLA " %q[c11], %q[t1], %Q[p1]\n"                                                            \
+      "\t" VMLA " %q[c21], %q[t1], %Q[p2]\n"                                                            \
+      "\t" VLD " %q[t1], [%[b], #16]\n"                                                                 \
+      "\tadd %[b], %[b], %[stride]\n"                                                                   \
+      "\t" VMLA " %q[c00], %q[t0], %R[p0]\n"                                                            \
+      "\t" VMLA " %q[c10], %q[t0], %R[p1]\n"                                                            \
+      "\t" VMLA " %q[c20], %q[t0], %R[p2]\n"                                                            \
+      "\t" VMLA " %q[c01], %q[t1], %R[p0]\n"                                                            \
+      "\t" VMLA " %q[c11], %q[t1], %R[p1]\n"                                                            \
+      "\t" VMLA " %q[c21], %q[t1], %R[p2]\n"                                                            \
+      "\tle lr, 1b\n"                                                                                   \
+      : [c00] "+w"(c00), [c01] "+w"(c01), [c10] "+w"(c10), [c11] "+w"(c11), [c20] "+w"(c20),            \
+        [c21] "+w"(c21), [t0] "=&w"(t0), [t1] "=&w"(t1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), \
+        [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [b] "+r"(bp)                                       \
+      : [stride] "r"(stride), [count] "r"(count)                                                        \
+      : "lr", "memory")
+
+#define KERNELS_LOAD_A_PAIRS_32                  \
+  "\tldrd %Q[p0], %R[p0], [%[a0]], #8\n"         \
+  "\tldrd %Q[p1], %R[p1], [%[a1]], #8\n"         \
+  "\tldrd %Q[p2], %R[p2], [%[a2]], #8\n"
+#define KERNELS_LOAD_A_PAIRS(INSN, BYTES)                                           \
+  "\t" INSN " %Q[p0], [%[a0]], #" BYTES "\n\t" INSN " %R[p0], [%[a0]], #" BYTES "\n" \
+  "\t" INSN " %Q[p1], [%[a1]], #" BYTES "\n\t" INSN " %R[p1], [%[a1]], #" BYTES "\n" \
+  "\t" INSN " %Q[p2], [%[a2]], #" BYTES "\n\t" INSN " %R[p2], [%[a2]], #" BYTES "\n"
+
+template <typename T>
+void block_full(const T* a, const T* b, T* c, size_t n, size_t p) {
+  using L = Lanes<T>;
+  using V = typename L::V;
+  V c00 = L::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  const T* a0 = a;
+  const T* a1 = a + n;
+  const T* a2 = a + 2 * n;
+  const T* bp = b;
+  if (n >= 2) {
+    V t0, t1;
+    uint64_t p0, p1, p2;
+    const uint32_t stride = static_cast<uint32_t>(p * sizeof(T));
+    const uint32_t count = static_cast<uint32_t>(n / 2);  // k pairs: the low-overhead loop count
+    if constexpr (std::is_same_v<T, float>) {
+      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vfma.f32");
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vmla.s32");
+    } else if constexpr (std::is_same_v<T, int16_t>) {
+      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS("ldrh", "2"), "vldrh.16", "vmla.s16");
+    } else {
+      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS("ldrb", "1"), "vldrb.8", "vmla.s8");
+    }
+  }
+  if (n % 2 != 0) {  // the last k when n is odd
+    const mve_pred16_t all = L::pred(L::kLanes);
+    const V b0 = L::load(bp, all);
+    const V b1 = L::load(bp + L::kLanes, all);
+    c00 = L::mla(c00, b0, *a0);
+    c01 = L::mla(c01, b1, *a0);
+    c10 = L::mla(c10, b0, *a1);
+    c11 = L::mla(c11, b1, *a1);
+    c20 = L::mla(c20, b0, *a2);
+    c21 = L::mla(c21, b1, *a2);
+  }
+  const mve_pred16_t all = L::pred(L::kLanes);
+  L::store(c, c00, all);
+  L::store(c + L::kLanes, c01, all);
+  L::store(c + p, c10, all);
+  L::store(c + p + L::kLanes, c11, all);
+  L::store(c + 2 * p, c20, all);
+  L::store(c + 2 * p + L::kLanes, c21, all);
+}
+
+template <typename T>
+void matmul_mve(const T* a, const T* b, T* c, size_t m, size_t n, size_t p) {
+  constexpr size_t kW = 2 * Lanes<T>::kLanes;
+  size_t i = 0;
+  for (; i + 3 <= m; i += 3) {
+    size_t j = 0;
+    for (; j + kW <= p; j += kW) block_full<T>(a + i * n, b + j, c + i * p + j, n, p);
+    if (j < p) block_edge<T, 3>(a + i * n, b + j, c + i * p + j, n, p, p - j);
+  }
+  for (size_t j = 0; j < p; j += kW) {
+    const size_t w = p - j < kW ? p - j : kW;
+    if (m - i == 2) block_edge<T, 2>(a + i * n, b + j, c + i * p + j, n, p, w);
+    if (m - i == 1) block_edge<T, 1>(a + i * n, b + j, c + i * p + j, n, p, w);
+  }
+}
+
+// The lane type that computes T on Helium, void when none does.
+template <typename T>
+using MveLane = std::conditional_t<
+#if (__ARM_FEATURE_MVE & 2)
+    std::is_same_v<T, float>, float,
+#else
+    false, void,
+#endif
+    std::conditional_t<std::is_same_v<T, int32_t>, int32_t,
+                       std::conditional_t<std::is_same_v<T, int16_t>, int16_t,
+                                          std::conditional_t<sizeof(T) == 1 && !std::is_same_v<T, bool>, int8_t,
+                                                             void>>>>;
+#endif  // __ARM_FEATURE_MVE
+
+template <typename T>
+void matmul(const T* a, const T* b, T* c, size_t m, size_t n, size_t p) {
+#if defined(__ARM_FEATURE_MVE)
+  using LaneT = MveLane<T>;
+  if constexpr (!std::is_void_v<LaneT>) {
+    matmul_mve<LaneT>(reinterpret_cast<const LaneT*>(a), reinterpret_cast<const LaneT*>(b),
+                      reinterpret_cast<LaneT*>(c), m, n, p);
+    return;
+  }
+#endif
+  matmul_scalar<T>(a, b, c, m, n, p);
+}
+
+}  // namespace
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bmm_out)
+rt::Error aten_bmm_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bmm_out);
+  Args a("aten::bmm.out", args, nargs);
+  rt::Tensor *self, *mat2, *out;
+  RT_TRY(a.count(4));
+  RT_TRY(a.tensor(0, "self", self));
+  RT_TRY(a.tensor(1, "mat2", mat2));
+  RT_TRY(a.tensor(2, "out", out));
+  RT_TRY(a.returned(3, out));
+  const char* op = a.op();
+  RT_CHECK(self->dim == 3 && mat2->dim == 3, rt::Error::ShapeMismatch,
+           "%s: self %s and mat2 %s must both be 3-d", op, ShapeStr(*self).c_str(), ShapeStr(*mat2).c_str());
+  RT_CHECK(self->sizes[0] == mat2->sizes[0] && self->sizes[2] == mat2->sizes[1], rt::Error::ShapeMismatch,
+           "%s: self %s and mat2 %s do not multiply", op, ShapeStr(*self).c_str(), ShapeStr(*mat2).c_str());
+  const int32_t expected[3] = {self->sizes[0], self->sizes[1], mat2->sizes[2]};
+  RT_TRY(check_out_shape(op, *out, expected, 3));
+  RT_TRY(check_same_dtype(op, "self", *self, "mat2", *mat2));
+  RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
+  const size_t batch = static_cast<size_t>(self->sizes[0]);
+  const size_t m = static_cast<size_t>(self->sizes[1]);
+  const size_t n = static_cast<size_t>(self->sizes[2]);
+  const size_t p = static_cast<size_t>(mat2->sizes[2]);
+  return dispatch<kBmmDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = self->data_as<T>();
+    const T* y = mat2->data_as<T>();
+    T* z = out->data_as<T>();
+    for (size_t i = 0; i < batch; ++i) matmul<T>(x + i * m * n, y + i * n * p, z + i * m * p, m, n, p);
+    return rt::Error::Ok;
+  });
+}
+#endif
+
+}  // namespace kernels

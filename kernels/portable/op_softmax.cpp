@@ -1,0 +1,68 @@
+// aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+//
+// ExecuTorch's formula along `dim`: m = max, s = sum of exp(x - m) in order,
+// out = exp(x - m) / s. exp(x - m) is stored first and divided in place,
+// which gives the same values as computing it twice.
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/args.h"
+#include "kernels/dtype.h"
+#include "kernels/shape.h"
+
+namespace kernels {
+namespace {
+
+inline float exp_of(float x) { return expf(x); }
+inline double exp_of(double x) { return exp(x); }
+
+}  // namespace
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten__softmax_out)
+rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten__softmax_out);
+  Args a("aten::_softmax.out", args, nargs);
+  rt::Tensor *self, *out;
+  int64_t dim;
+  bool half_to_float;
+  RT_TRY(a.count(5));
+  RT_TRY(a.tensor(0, "self", self));
+  RT_TRY(a.integer(1, "dim", dim));
+  RT_TRY(a.boolean(2, "half_to_float", half_to_float));
+  RT_TRY(a.tensor(3, "out", out));
+  RT_TRY(a.returned(4, out));
+  const char* op = a.op();
+  RT_CHECK(!half_to_float, rt::Error::NotSupported, "%s: half_to_float is not supported on CPU", op);
+  RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
+  RT_TRY(check_same_shape(op, "self", *self, "out", *out));
+  int d = 0;
+  RT_TRY(normalize_dim(op, "dim", dim, self->dim, d, true));
+  const DimSplit s = self->dim == 0 ? DimSplit{1, 1, 1} : split_at(*self, d);
+  return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = self->data_as<T>();
+    T* y = out->data_as<T>();
+    for (size_t o = 0; o < s.outer; ++o) {
+      for (size_t i = 0; i < s.inner; ++i) {
+        const size_t base = o * s.size * s.inner + i;
+        if (s.size == 0) continue;
+        T m = x[base];
+        for (size_t k = 1; k < s.size; ++k) {
+          const T v = x[base + k * s.inner];
+          m = m < v ? v : m;
+        }
+        T sum = T(0);
+        for (size_t k = 0; k < s.size; ++k) {
+          const T e = exp_of(x[base + k * s.inner] - m);
+          y[base + k * s.inner] = e;
+          sum += e;
+        }
+        for (size_t k = 0; k < s.size; ++k) y[base + k * s.inner] /= sum;
+      }
+    }
+    return rt::Error::Ok;
+  });
+}
+#endif
+
+}  // namespace kernels
