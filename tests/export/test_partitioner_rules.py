@@ -53,13 +53,11 @@ def crossing_tensors_are_integer(program, tags) -> None:
         nodes = {n for n in program.graph.nodes if n.meta.get(TAG) == tag}
         for node in nodes:
             for source in node.all_input_nodes:
-                if source not in nodes and source not in constants:
-                    if (
-                        node.target in (qd.dequantize_per_tensor.tensor,)
-                        and source is not node.args[0]
-                    ):
-                        continue
-                    assert not is_float(source), f"{tag}: float input {source.name} -> {node.name}"
+                if source in nodes or source in constants:
+                    continue
+                if node.target in DQ_OPS and source is not node.args[0]:
+                    continue  # a DQ's scale/zero-point
+                assert not is_float(source), f"{tag}: float input {source.name} -> {node.name}"
             if any(u not in nodes for u in node.users) and node.target is not operator.getitem:
                 assert not is_float(node), f"{tag}: float output {node.name}"
 

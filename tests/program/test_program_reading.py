@@ -24,8 +24,8 @@ def test_vela_payload_is_parsed(int16_program):
     for info in delegates:
         stream = info.vela
         assert stream is not None, info.vela_error
-        assert list(stream.blocks)[0] == "vela_bin_stream"
-        assert list(stream.blocks)[-1] == "vela_end_stream"
+        names = list(stream.blocks)
+        assert names[0] == "vela_bin_stream" and names[-1] == "vela_end_stream"
         assert stream.macs_per_cycle == 128  # compiled for ethos-u55-128
         assert (stream.npu_config >> 28) & 0xF == 0  # product 0: Ethos-U55
         assert stream.inputs and stream.outputs
