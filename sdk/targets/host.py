@@ -1,39 +1,27 @@
 """`sdk run --target host`: the reference execution every other target is checked against.
 
 ExecuTorch's Python runtime has no Ethos-U backend, so the program is executed step by step:
-each run of consecutive CPU instructions becomes a program of its own (the same `.pte` with
-its chain cut down to those instructions, its inputs/outputs set to the values that cross the
-cut, no delegates) and runs on ExecuTorch's runtime with ExecuTorch's own kernels; each
+each run of consecutive CPU instructions is cut out as a program of its own
+(`sdk.program.cut`) and runs on ExecuTorch's runtime with ExecuTorch's own kernels; each
 delegate call runs its saved TOSA (written by `sdk export` into OUTDIR/tosa/) on the TOSA
-reference model. Memory-planned offsets stay valid in a cut program because every value live
-at a cut was live at the same point of the original plan.
+reference model.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from executorch.exir._serialize._program import serialize_pte_binary
-from executorch.exir.schema import (
-    DelegateCall,
-    FreeCall,
-    JumpFalseCall,
-    KernelCall,
-    MoveCall,
-    Tensor,
-)
 
 from sdk.errors import BoundaryError, ProgramError, TargetError, UsageError
 from sdk.program.audit import audit_program
+from sdk.program.cut import Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import read_tosa_io
 
@@ -56,12 +44,6 @@ def native_output_captured():
                 os.close(fd)
 
 
-@dataclass
-class Step:
-    kind: str  # "cpu" | "delegate"
-    instructions: list[int]
-
-
 def check_inputs(program: LoadedProgram, inputs: list[np.ndarray]) -> None:
     """The arrays must match the program's inputs in count, dtype and shape."""
     expected = program.inputs()
@@ -74,52 +56,6 @@ def check_inputs(program: LoadedProgram, inputs: list[np.ndarray]) -> None:
                 f"input {i}: the program takes {info.dtype} {list(info.shape)}, "
                 f"got {array.dtype} {list(array.shape)}"
             )
-
-
-def _schema(program: LoadedProgram, op_index: int):
-    op = program.plan.operators[op_index]
-    namespace, name = op.name.split("::", 1)
-    try:
-        packet = getattr(getattr(torch.ops, namespace), name)
-        return getattr(packet, op.overload or "default")._schema
-    except (AttributeError, RuntimeError) as exc:
-        raise ProgramError(f"operator {op.name}.{op.overload} is unknown to torch") from exc
-
-
-def _reads_writes(program: LoadedProgram, instruction) -> tuple[list[int], list[int]]:
-    """Tensor values an instruction reads and writes (writes: `out` args and returns)."""
-    args = instruction.instr_args
-    if isinstance(args, MoveCall):
-        return program.tensors_in(args.move_from), program.tensors_in(args.move_to)
-    if isinstance(args, FreeCall):
-        return [], []
-    if not isinstance(args, KernelCall):
-        raise ProgramError(f"unexpected instruction {type(args).__name__} in a CPU step")
-    schema = _schema(program, args.op_index)
-    reads: list[int] = []
-    writes: list[int] = []
-    for position, value in enumerate(args.args):
-        is_arg = position < len(schema.arguments)
-        alias = schema.arguments[position].alias_info if is_arg else None
-        written = not is_arg or (alias is not None and alias.is_write)
-        (writes if written else reads).extend(program.tensors_in(value))
-    return reads, writes
-
-
-def plan_steps(program: LoadedProgram) -> list[Step]:
-    chain = program.plan.chains[0]
-    steps: list[Step] = []
-    for index, instruction in enumerate(chain.instructions):
-        args = instruction.instr_args
-        if isinstance(args, JumpFalseCall):
-            raise ProgramError("control flow (JumpFalseCall) is not supported by the host run")
-        if isinstance(args, DelegateCall):
-            steps.append(Step("delegate", [index]))
-        elif steps and steps[-1].kind == "cpu":
-            steps[-1].instructions.append(index)
-        else:
-            steps.append(Step("cpu", [index]))
-    return steps
 
 
 class HostRunner:
@@ -135,50 +71,14 @@ class HostRunner:
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
 
-    def _later_reads(self, after: int) -> set[int]:
-        needed = {int(v) for v in self.program.plan.outputs}
-        for instruction in self.instructions[after + 1 :]:
-            args = instruction.instr_args
-            if isinstance(args, DelegateCall):
-                for value in args.args:
-                    needed.update(self.program.tensors_in(value))
-            else:
-                needed.update(_reads_writes(self.program, instruction)[0])
-        return needed
-
-    def _is_runtime_tensor(self, value: int) -> bool:
-        val = self.program.plan.values[value].val
-        return isinstance(val, Tensor) and not (
-            val.data_buffer_idx > 0 and val.allocation_info is None
-        )
-
     def _run_cpu(self, step: Step, env: dict[int, np.ndarray]) -> None:
-        reads: list[int] = []
-        writes: list[int] = []
-        for index in step.instructions:
-            r, w = _reads_writes(self.program, self.instructions[index])
-            reads += [v for v in r if v not in writes and v not in reads]
-            writes += w
-        inputs = [v for v in reads if self._is_runtime_tensor(v)]
-        missing = [v for v in inputs if v not in env]
+        segment = cut_cpu_segment(self.program, step)
+        missing = [v for v in segment.inputs if v not in env]
         if missing:
             raise ProgramError(f"values {missing} are read before anything writes them")
-        needed = self._later_reads(step.instructions[-1])
-        outputs = list(dict.fromkeys(v for v in writes if v in needed))
-
-        cut = copy.deepcopy(self.program.pte)
-        plan = next(p for p in cut.program.execution_plan if p.name == self.program.plan.name)
-        plan.inputs = inputs
-        plan.outputs = outputs
-        plan.delegates = []
-        plan.chains[0].instructions = [self.instructions[i] for i in step.instructions]
-        plan.chains[0].stacktrace = None
-        plan.container_meta_type.encoded_inp_str = ""
-        plan.container_meta_type.encoded_out_str = ""
-        cut.program.backend_delegate_data = []
-        method = self.runtime.load_program(bytes(serialize_pte_binary(cut))).load_method(plan.name)
-        results = method.execute([torch.from_numpy(np.ascontiguousarray(env[v])) for v in inputs])
-        for value, result in zip(outputs, results):
+        method = self.runtime.load_program(segment.pte).load_method(self.program.plan.name)
+        feeds = [torch.from_numpy(np.ascontiguousarray(env[v])) for v in segment.inputs]
+        for value, result in zip(segment.outputs, method.execute(feeds)):
             env[value] = result.numpy().copy()
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
