@@ -101,3 +101,19 @@ def test_host_run_matches_quantized_pytorch(export_case, model, quant):
             lsb = np.abs(out.astype(np.float64) - ref) / scale
             assert lsb.max() <= INT16_MAX_LSB + 1e-6, f"max {lsb.max():.2f} LSB"
             assert lsb.mean() <= INT16_MEAN_LSB, f"mean {lsb.mean():.3f} LSB"
+
+
+def test_inspect_flags_a_program_made_by_stock_executorch_alone(export_case, tmp_path, capsys):
+    """No SDK code in the lowering: ExecuTorch's own EthosUPartitioner, as users run it."""
+    from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    quantized = export_case("shared_split", "int16", True, None).quantized
+    partitioner = EthosUPartitioner(EthosUCompileSpec("ethos-u55-128"))
+    edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
+    program = tmp_path / "stock.pte"
+    program.write_bytes(edge.to_executorch().buffer)
+    assert main(["inspect", str(program)]) == 3
+    out, err = capsys.readouterr()
+    assert "boundary audit: FAILED" in out
+    assert "program says Float" in err and "the NPU moves Short" in err
