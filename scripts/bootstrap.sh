@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything this repository needs on a fresh Debian 12 machine; safe to re-run.
-#   - Debian packages: the Arm cross toolchain (+ newlib, libstdc++), QEMU, flatbuffers, venv
+#   - Debian packages: the Arm cross toolchain (+ newlib, libstdc++), QEMU, flatbuffers, clang
+#     (libFuzzer), venv
 #   - a Python venv in .venv with the SDK (editable) and its pinned AOT stack
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ APT_PACKAGES=(
   qemu-system-arm
   libflatbuffers-dev flatbuffers-compiler
   g++ python3-venv
+  clang-14 libclang-rt-14-dev   # libFuzzer for the runtime's fuzz target
 )
 
 missing=()

@@ -57,3 +57,9 @@ class BuildError(SdkError):
 
 class TargetError(SdkError):
     """Running on a target failed: it did not boot, faulted, hung, or reported a failure."""
+
+
+class MismatchError(SdkError):
+    """A target's outputs differ from the expected (reference) outputs beyond tolerance."""
+
+    exit_code = 4

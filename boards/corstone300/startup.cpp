@@ -13,7 +13,8 @@
 #include "platform.h"
 
 extern "C" {
-extern uint32_t __data_start, __data_end, __data_load, __bss_start, __bss_end, __stack_top;
+extern uint32_t __data_start, __data_end, __data_load, __bss_start, __bss_end, __stack_top,
+    __stack_limit;
 extern void (*__init_array_start[])(void);
 extern void (*__init_array_end[])(void);
 int main(void);
@@ -72,9 +73,12 @@ extern "C" __attribute__((noreturn, used)) void report_fault(const uint32_t* fra
   platform_exit(100);
 }
 
-// Picks the stack the faulting code used (EXC_RETURN bit 2) and reports its frame.
+// Picks the stack the faulting code used (EXC_RETURN bit 2) and reports its frame. The stack
+// limit goes first: after a stack overflow (UsageFault STKOF) the report needs some stack.
 extern "C" __attribute__((naked)) void fault_handler(void) {
   __asm volatile(
+      "movs r0, #0\n"
+      "msr msplim, r0\n"
       "tst lr, #4\n"
       "ite eq\n"
       "mrseq r0, msp\n"
@@ -95,6 +99,8 @@ extern "C" __attribute__((noreturn, used)) void reset_handler(void) {
   __asm volatile("dsb\n isb" ::: "memory");
   reg(kVtor) = reinterpret_cast<uintptr_t>(&g_vector_table);
   reg(kShcsr) |= kShcsrFaultEnables;  // precise fault reports instead of a HardFault
+  // A stack overflow faults (UsageFault STKOF) instead of silently overwriting .bss.
+  __asm volatile("msr msplim, %0" ::"r"(&__stack_limit));
   // Word loops, not memcpy/memset: these run before the C library may be used.
   for (uint32_t *src = &__data_load, *dst = &__data_start; dst < &__data_end;) {
     *dst++ = *src++;

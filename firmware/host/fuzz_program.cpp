@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
       iterations = strtol(argv[++i], nullptr, 0);
     } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-      g_state = strtoull(argv[++i], nullptr, 0) | 1;
+      g_state = (strtoull(argv[++i], nullptr, 0) + 1) * 0x9E3779B97F4A7C15ull;
     } else {
       test::Bytes seed = test::read_file(argv[i]);
       if (seed.size() == 0) {

@@ -2,7 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <string>
+
 #include "test_harness.h"
+#include "test_support.h"
 
 namespace test {
 namespace {
@@ -30,6 +33,13 @@ void record_failure(const char* file, int line, const char* what) {
 }
 
 const char* programs_dir() { return g_programs_dir; }
+
+Bytes fixture_program(const char* name) {
+  if (programs_dir() == nullptr) {
+    return Bytes();
+  }
+  return read_file(std::string(programs_dir()) + "/" + name);
+}
 
 }  // namespace test
 

@@ -8,7 +8,6 @@
 
 #include "program_generated.h"
 #include "rt/backend.h"
-#include "test_harness.h"
 
 namespace fb = executorch_flatbuffer;
 
@@ -40,13 +39,6 @@ Bytes read_file(const std::string& path) {
   }
   fclose(f);
   return Bytes(data.data(), data.size());
-}
-
-Bytes fixture_program(const char* name) {
-  if (programs_dir() == nullptr) {
-    return Bytes();
-  }
-  return read_file(std::string(programs_dir()) + "/" + name);
 }
 
 // ---- ProgramBuilder ---------------------------------------------------------------------

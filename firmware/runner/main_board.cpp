@@ -32,6 +32,15 @@ void log_npu() {
   }
 }
 
+#if defined(SDK_TEST_HOOK_STACK)
+// Recurses until the stack limit stops it.
+__attribute__((noinline)) uint32_t recurse(volatile uint32_t depth) {
+  volatile uint32_t frame[64];
+  frame[depth % 64] = depth;
+  return recurse(depth + 1) + frame[depth % 64];
+}
+#endif
+
 // Test variants (scons test_hook=...): prove that the host notices a hang or a fault.
 void run_test_hook() {
 #if defined(SDK_TEST_HOOK_HANG)
@@ -42,6 +51,9 @@ void run_test_hook() {
 #elif defined(SDK_TEST_HOOK_FAULT)
   runner::log("test hook: executing an undefined instruction on purpose");
   __asm volatile("udf #0");
+#elif defined(SDK_TEST_HOOK_STACK)
+  runner::log("test hook: overflowing the stack on purpose");
+  recurse(0);
 #endif
 }
 

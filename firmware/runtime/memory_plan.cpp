@@ -22,7 +22,7 @@ Error planned_bytes_needed(const fb::ExecutionPlan& plan, size_t* needed) {
   *needed = 0;
   const auto* sizes = plan.non_const_buffer_sizes();
   for (size_t id = 1; id < vector_size(sizes); ++id) {
-    size_t size;
+    size_t size = 0;
     RT_TRY(buffer_size(*sizes, id, &size));
     RT_CHECK(add_size(*needed, align_up(size, kPlannedAlignment), needed), Error::InvalidProgram,
              "planned buffer sizes overflow");
@@ -55,7 +55,7 @@ Error lay_out_planned_buffers(const fb::ExecutionPlan& plan, const Span* arenas,
     buffers[0] = Span{nullptr, 0};
   }
   for (size_t id = 1; id < count; ++id) {
-    size_t size;
+    size_t size = 0;
     RT_TRY(buffer_size(*sizes, id, &size));
     bool placed = false;
     for (size_t j = 0; j < num_arenas && !placed; ++j) {
@@ -75,8 +75,8 @@ Error lay_out_planned_buffers(const fb::ExecutionPlan& plan, const Span* arenas,
         largest_free = free_bytes > largest_free ? free_bytes : largest_free;
       }
       return fail(Error::OutOfMemory,
-                  "planned memory too small: buffer %lu needs %lu bytes but at most %lu are "
-                  "free; the method needs %lu bytes in total, the planned arenas have %lu",
+                  "planned memory too small: buffer %lu needs %lu bytes, %lu free; the method "
+                  "needs %lu bytes, the arenas have %lu",
                   ul(id), ul(size), ul(largest_free), ul(needed), ul(*capacity));
     }
   }

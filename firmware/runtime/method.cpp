@@ -26,9 +26,11 @@ const fb::ExecutionPlan* find_plan(const Program& program, const char* name) {
   const auto* plans = program_root(program)->execution_plan();
   const bool any = name == nullptr || name[0] == '\0';
   const char* wanted = any ? "forward" : name;
+  size_t wanted_len = strlen(wanted);
   for (uoffset_t i = 0; i < plans->size(); ++i) {
     const fb::ExecutionPlan* plan = plans->Get(i);
-    if (plan->name() != nullptr && strcmp(plan->name()->c_str(), wanted) == 0) {
+    if (plan->name() != nullptr && plan->name()->size() == wanted_len &&
+        memcmp(plan->name()->data(), wanted, wanted_len) == 0) {
       return plan;
     }
   }
@@ -59,7 +61,7 @@ Error check_value_indices(const flatbuffers::Vector<int32_t>* indices, size_t nu
   for (size_t i = 0; i < vector_size(indices); ++i) {
     int32_t index = indices->Get(static_cast<uoffset_t>(i));
     RT_CHECK(index >= 0 && static_cast<size_t>(index) < num_values, Error::InvalidProgram,
-             "%s %lu refers to value %ld, out of range (%lu values)", what, ul(i),
+             "%s %lu: value %ld out of range (%lu)", what, ul(i),
              static_cast<long>(index), ul(num_values));
   }
   return Error::Ok;
@@ -77,7 +79,7 @@ Error resolve_operators(const fb::ExecutionPlan& plan, KernelFn* kernels) {
       }
     }
     RT_CHECK(fn != nullptr, Error::OperatorMissing,
-             "%s%s%s: no kernel registered for this operator (%lu kernels in this firmware)",
+             "%s%s%s: no kernel in this firmware (%lu kernels)",
              op->name()->c_str(), op->overload() != nullptr && op->overload()->size() ? "." : "",
              overload_of(*op), ul(kKernelTableSize));
     if (kernels != nullptr) {
@@ -98,68 +100,67 @@ Error resolve_backend(const fb::BackendDelegate& delegate, size_t index, const B
   return Error::Ok;
 }
 
+Error check_index(size_t pc, const char* what, int64_t value, size_t limit) {
+  RT_CHECK(value >= 0 && static_cast<uint64_t>(value) < limit, Error::InvalidProgram,
+           "instruction %lu: %s %ld out of range (%lu)", ul(pc), what, static_cast<long>(value),
+           ul(limit));
+  return Error::Ok;
+}
+
+Error check_instruction(const fb::Instruction& instruction, size_t pc, size_t count,
+                        size_t num_values, size_t num_operators, size_t num_delegates,
+                        size_t* num_args) {
+  RT_CHECK(instruction.instr_args() != nullptr, Error::InvalidProgram,
+           "instruction %lu has no arguments", ul(pc));
+  const flatbuffers::Vector<int32_t>* args = nullptr;
+  switch (instruction.instr_args_type()) {
+    case fb::InstructionArguments::KernelCall: {
+      const fb::KernelCall* call = instruction.instr_args_as_KernelCall();
+      RT_TRY(check_index(pc, "operator", call->op_index(), num_operators));
+      args = call->args();
+      break;
+    }
+    case fb::InstructionArguments::DelegateCall: {
+      const fb::DelegateCall* call = instruction.instr_args_as_DelegateCall();
+      RT_TRY(check_index(pc, "delegate", call->delegate_index(), num_delegates));
+      args = call->args();
+      break;
+    }
+    case fb::InstructionArguments::MoveCall: {
+      const fb::MoveCall* call = instruction.instr_args_as_MoveCall();
+      RT_TRY(check_index(pc, "move source", call->move_from(), num_values));
+      RT_TRY(check_index(pc, "move target", call->move_to(), num_values));
+      break;
+    }
+    case fb::InstructionArguments::JumpFalseCall: {
+      const fb::JumpFalseCall* call = instruction.instr_args_as_JumpFalseCall();
+      RT_TRY(check_index(pc, "condition", call->cond_value_index(), num_values));
+      RT_TRY(check_index(pc, "jump to", call->destination_instruction(), count));
+      break;
+    }
+    case fb::InstructionArguments::FreeCall:
+      RT_TRY(check_index(pc, "freed value", instruction.instr_args_as_FreeCall()->value_index(),
+                         num_values));
+      break;
+    default:
+      return fail(Error::InvalidProgram, "instruction %lu has unknown type %d", ul(pc),
+                  static_cast<int>(instruction.instr_args_type()));
+  }
+  for (size_t k = 0; k < vector_size(args); ++k) {
+    RT_TRY(check_index(pc, "argument value", args->Get(static_cast<uoffset_t>(k)), num_values));
+  }
+  *num_args += vector_size(args);
+  return Error::Ok;
+}
+
 Error count_instructions(const fb::Chain& chain, size_t num_values, size_t num_operators,
                          size_t num_delegates, size_t* num_args) {
   const auto* instructions = chain.instructions();
   size_t count = vector_size(instructions);
   *num_args = 0;
   for (size_t pc = 0; pc < count; ++pc) {
-    const fb::Instruction* instruction = instructions->Get(static_cast<uoffset_t>(pc));
-    RT_CHECK(instruction->instr_args() != nullptr, Error::InvalidProgram,
-             "instruction %lu has no arguments", ul(pc));
-    const flatbuffers::Vector<int32_t>* args = nullptr;
-    switch (instruction->instr_args_type()) {
-      case fb::InstructionArguments::KernelCall: {
-        const fb::KernelCall* call = instruction->instr_args_as_KernelCall();
-        RT_CHECK(call->op_index() >= 0 && static_cast<size_t>(call->op_index()) < num_operators,
-                 Error::InvalidProgram, "instruction %lu: operator %ld is out of range (%lu)",
-                 ul(pc), static_cast<long>(call->op_index()), ul(num_operators));
-        args = call->args();
-        break;
-      }
-      case fb::InstructionArguments::DelegateCall: {
-        const fb::DelegateCall* call = instruction->instr_args_as_DelegateCall();
-        RT_CHECK(call->delegate_index() >= 0 &&
-                     static_cast<size_t>(call->delegate_index()) < num_delegates,
-                 Error::InvalidProgram, "instruction %lu: delegate %ld is out of range (%lu)",
-                 ul(pc), static_cast<long>(call->delegate_index()), ul(num_delegates));
-        args = call->args();
-        break;
-      }
-      case fb::InstructionArguments::MoveCall: {
-        const fb::MoveCall* call = instruction->instr_args_as_MoveCall();
-        RT_CHECK(call->move_from() >= 0 && static_cast<size_t>(call->move_from()) < num_values &&
-                     call->move_to() >= 0 && static_cast<size_t>(call->move_to()) < num_values,
-                 Error::InvalidProgram, "instruction %lu: move %ld -> %ld is out of range (%lu)",
-                 ul(pc), static_cast<long>(call->move_from()),
-                 static_cast<long>(call->move_to()), ul(num_values));
-        break;
-      }
-      case fb::InstructionArguments::JumpFalseCall: {
-        const fb::JumpFalseCall* call = instruction->instr_args_as_JumpFalseCall();
-        RT_CHECK(call->cond_value_index() >= 0 &&
-                     static_cast<size_t>(call->cond_value_index()) < num_values,
-                 Error::InvalidProgram, "instruction %lu: condition value %ld is out of range",
-                 ul(pc), static_cast<long>(call->cond_value_index()));
-        RT_CHECK(call->destination_instruction() >= 0 &&
-                     static_cast<size_t>(call->destination_instruction()) < count,
-                 Error::InvalidProgram, "instruction %lu: jump to %ld is out of range (%lu)",
-                 ul(pc), static_cast<long>(call->destination_instruction()), ul(count));
-        break;
-      }
-      case fb::InstructionArguments::FreeCall: {
-        const fb::FreeCall* call = instruction->instr_args_as_FreeCall();
-        RT_CHECK(call->value_index() >= 0 && static_cast<size_t>(call->value_index()) < num_values,
-                 Error::InvalidProgram, "instruction %lu: freed value %ld is out of range",
-                 ul(pc), static_cast<long>(call->value_index()));
-        break;
-      }
-      default:
-        return fail(Error::InvalidProgram, "instruction %lu has unknown type %d", ul(pc),
-                    static_cast<int>(instruction->instr_args_type()));
-    }
-    RT_TRY(check_value_indices(args, num_values, "argument"));
-    *num_args += vector_size(args);
+    RT_TRY(check_instruction(*instructions->Get(static_cast<uoffset_t>(pc)), pc, count, num_values,
+                             num_operators, num_delegates, num_args));
   }
   return Error::Ok;
 }
@@ -179,7 +180,7 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
   const fb::ExecutionPlan& plan = *r->plan;
   size_t num_chains = vector_size(plan.chains());
   RT_CHECK(num_chains <= 1, Error::NotSupported,
-           "the method has %lu chains; only one is supported", ul(num_chains));
+           "%lu chains; only one is supported", ul(num_chains));
   r->chain = num_chains == 1 ? plan.chains()->Get(0) : nullptr;
 
   RT_TRY(count_values(plan, &r->counts));
@@ -187,8 +188,8 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
   RT_TRY(check_value_indices(plan.inputs(), num_values, "input"));
   RT_TRY(check_value_indices(plan.outputs(), num_values, "output"));
 
-  r->num_operators = vector_size(plan.operators());
-  RT_TRY(resolve_operators(plan, nullptr));
+  // Delegates first: on a board without the NPU backend, "no backend" is the news that
+  // matters, whatever CPU kernels are missing too.
   r->num_delegates = vector_size(plan.delegates());
   for (size_t d = 0; d < r->num_delegates; ++d) {
     const fb::BackendDelegate* delegate = plan.delegates()->Get(static_cast<uoffset_t>(d));
@@ -197,8 +198,10 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
     r->num_specs += vector_size(delegate->compile_specs());
     RT_CHECK(add_size(r->delegate_state, align_up(backend->state_size, kMetadataAlignment),
                       &r->delegate_state),
-             Error::InvalidArgument, "backend state sizes overflow");
+             Error::InvalidArgument, "state size overflow");
   }
+  r->num_operators = vector_size(plan.operators());
+  RT_TRY(resolve_operators(plan, nullptr));
   if (r->chain != nullptr) {
     r->num_steps = vector_size(r->chain->instructions());
     RT_TRY(count_instructions(*r->chain, num_values, r->num_operators, r->num_delegates,
@@ -218,7 +221,7 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
             add_block(&total, r->num_args, sizeof(Value*)) &&
             add_block(&total, vector_size(plan.non_const_buffer_sizes()), sizeof(Span)) &&
             add_size(total, r->delegate_state, &total);
-  RT_CHECK(ok, Error::InvalidProgram, "the method's metadata size overflows");
+  RT_CHECK(ok, Error::InvalidProgram, "metadata size overflow");
   r->metadata_needed = total;
   return Error::Ok;
 }
@@ -234,8 +237,7 @@ T* take(Arena& arena, size_t count) {
 Error delegate_payload(const Program& program, const fb::BackendDelegate& delegate,
                        size_t index, ConstBytes* payload) {
   const fb::BackendDelegateDataReference* ref = delegate.processed();
-  RT_CHECK(ref != nullptr, Error::InvalidProgram, "delegate %lu has no payload reference",
-           ul(index));
+  RT_CHECK(ref != nullptr, Error::InvalidProgram, "delegate %lu has no payload", ul(index));
   if (ref->location() == fb::DataLocation::SEGMENT) {
     Result<ConstBytes> segment = program.segment(ref->index());
     RT_TRY(segment.error());
@@ -243,11 +245,11 @@ Error delegate_payload(const Program& program, const fb::BackendDelegate& delega
     return Error::Ok;
   }
   RT_CHECK(ref->location() == fb::DataLocation::INLINE, Error::InvalidProgram,
-           "delegate %lu: unknown payload location %d", ul(index),
+           "delegate %lu: payload location %d", ul(index),
            static_cast<int>(ref->location()));
   const auto* blobs = program_root(program)->backend_delegate_data();
   RT_CHECK(ref->index() < vector_size(blobs), Error::InvalidProgram,
-           "delegate %lu: payload %lu is out of range (%lu inline payloads)", ul(index),
+           "delegate %lu: payload %lu out of range (%lu)", ul(index),
            ul(ref->index()), ul(vector_size(blobs)));
   const auto* data = blobs->Get(ref->index())->data();
   *payload = ConstBytes{data == nullptr ? nullptr : data->data(), vector_size(data)};
@@ -278,7 +280,7 @@ Result<Method> MethodLoader::load(const Program& program, const char* name,
   // The arena's first block may need padding to reach the metadata alignment.
   size_t needed = 0;
   RT_CHECK(add_size(r.metadata_needed, arena.cost(0, kMetadataAlignment), &needed),
-           Error::OutOfMemory, "metadata size overflows");
+           Error::OutOfMemory, "metadata size overflow");
   RT_CHECK(needed <= arena.size(), Error::OutOfMemory,
            "metadata arena too small: the method needs %lu bytes, the arena has %lu",
            ul(needed), ul(arena.size()));
@@ -316,6 +318,7 @@ Result<Method> MethodLoader::load(const Program& program, const char* name,
   m.num_outputs_ = vector_size(plan.outputs());
   m.output_indices_ = m.num_outputs_ == 0 ? nullptr : plan.outputs()->data();
   m.memory_use_ = MemoryUse{arena.used(), arena.size(), planned_used, planned_capacity};
+  m.loaded_ = true;
   return m;
 }
 
@@ -356,7 +359,7 @@ Error MethodLoader::build_steps(const Resolution& r, Method& m, Arena& arena) {
         step.a = static_cast<uint32_t>(instruction->instr_args_as_FreeCall()->value_index());
         break;
       default:
-        return fail(Error::Internal, "instruction %lu changed type after checking", ul(pc));
+        return fail(Error::Internal, "instruction %lu changed type", ul(pc));
     }
     size_t nargs = vector_size(args);
     step.args = arg_slots;
@@ -429,7 +432,7 @@ const Value* Method::output(size_t i) const {
 }
 
 Error Method::set_input(size_t i, const void* data, size_t nbytes) {
-  RT_CHECK(i < num_inputs_, Error::InputMismatch, "input %lu does not exist (%lu inputs)", ul(i),
+  RT_CHECK(i < num_inputs_, Error::InputMismatch, "no input %lu (%lu inputs)", ul(i),
            ul(num_inputs_));
   const Value& value = values_[input_indices_[i]];
   RT_CHECK(value.tag == Tag::Tensor, Error::NotSupported, "input %lu is %s, not a tensor", ul(i),
@@ -452,7 +455,7 @@ Error condition_of(const Value& value, size_t pc, bool* out) {
   }
   RT_CHECK(value.tag == Tag::Tensor && value.u.t->dtype == ScalarType::Bool &&
                value.u.t->numel >= 1,
-           Error::InvalidProgram, "instruction %lu: jump condition is %s, not a Bool", ul(pc),
+           Error::InvalidProgram, "instruction %lu: condition is %s, not Bool", ul(pc),
            tag_name(value.tag));
   *out = *value.u.t->data_as<uint8_t>() != 0;
   return Error::Ok;
@@ -461,14 +464,14 @@ Error condition_of(const Value& value, size_t pc, bool* out) {
 }  // namespace
 
 Error Method::execute() {
-  RT_CHECK(values_ != nullptr, Error::InvalidArgument, "the method is not loaded");
+  RT_CHECK(loaded_, Error::InvalidArgument, "the method is not loaded");
   KernelContext ctx{scratch_.data, scratch_.size};
   const auto* plan = static_cast<const fb::ExecutionPlan*>(plan_);
   size_t pc = 0;
   uint32_t steps_run = 0;
   while (pc < num_steps_) {
     RT_CHECK(++steps_run <= max_steps_, Error::NotSupported,
-             "stopped after %lu instructions: the program does not end (a JumpFalse loop?)",
+             "stopped after %lu instructions (endless JumpFalse loop?)",
              ul(max_steps_));
     const Step& step = steps_[pc];
     Error err = Error::Ok;
@@ -479,7 +482,7 @@ Error Method::execute() {
         if (err != Error::Ok) {
           const fb::Operator* op = plan->operators()->Get(step.a);
           if (last_error_reason()[0] == '\0') {
-            fail(err, "the kernel failed without a reason");
+            fail(err, "no reason given");
           }
           add_context("instruction %lu (%s.%s)", ul(pc), op->name()->c_str(), overload_of(*op));
           return err;
@@ -492,7 +495,7 @@ Error Method::execute() {
         err = slot.backend->execute(slot.state, ctx, step.args, step.nargs);
         if (err != Error::Ok) {
           if (last_error_reason()[0] == '\0') {
-            fail(err, "the delegate failed without a reason");
+            fail(err, "no reason given");
           }
           add_context("instruction %lu (delegate %lu, %s)", ul(pc), ul(step.a), slot.backend->id);
           return err;

@@ -285,12 +285,12 @@ TEST(int_list_item_must_be_an_int) {
   int list = p.int_list({d});
   p.kernel_call(p.op("test::record", "default"), {list});
   CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-  CHECK_REASON("which is Double, not Int");
+  CHECK_REASON("value 1: list item: value 0 is Double, not Int");
   ProgramBuilder q;
   int list2 = q.int_list({7});
   q.kernel_call(q.op("test::record", "default"), {list2});
   CHECK_ERROR(load_method(q.finish(), g_memory.method_memory()), InvalidProgram);
-  CHECK_REASON("out of range");
+  CHECK_REASON("value 0: list item: value 7 out of range");
 }
 
 TEST(tensor_list_item_must_be_a_tensor) {
@@ -298,14 +298,14 @@ TEST(tensor_list_item_must_be_a_tensor) {
   int i = p.int_value(1);
   p.tensor_list({i});
   CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-  CHECK_REASON("not Tensor");
+  CHECK_REASON("value 0 is Int, not Tensor");
 }
 
 TEST(value_with_missing_content_is_refused) {
   ProgramBuilder p;
   p.empty_value();
   CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-  CHECK_REASON("no content");
+  CHECK_REASON("value 0 has no content");
 }
 
 TEST(unsupported_tensors_are_refused_with_reasons) {
@@ -336,20 +336,20 @@ TEST(unsupported_tensors_are_refused_with_reasons) {
       {[](ProgramBuilder::TensorSpec& t) { t.memory_id = 0; }, rt::Error::InvalidProgram,
        "memory id 0"},
       {[](ProgramBuilder::TensorSpec& t) { t.offset = 1000; }, rt::Error::InvalidProgram,
-       "run past planned buffer"},
+       "value 0: 24 bytes at 1000 overrun planned buffer 1"},
       {[](ProgramBuilder::TensorSpec& t) { t.offset = uint64_t{1} << 40; },
-       rt::Error::InvalidProgram, "run past planned buffer"},
+       rt::Error::InvalidProgram, "overrun planned buffer"},
       {[](ProgramBuilder::TensorSpec& t) { t.offset = 2; }, rt::Error::InvalidProgram,
        "not aligned"},
       {[](ProgramBuilder::TensorSpec& t) { t.planned = false; }, rt::Error::NotSupported,
-       "neither planned memory nor constant"},
+       "no planned memory and no constant data"},
       {[](ProgramBuilder::TensorSpec& t) { t.data_buffer_idx = 1; }, rt::Error::NotSupported,
        "initial data"},
       {[](ProgramBuilder::TensorSpec& t) {
          t.planned = false;
          t.data_buffer_idx = 5;
        },
-       rt::Error::InvalidProgram, "constant buffer 5 is out of range"},
+       rt::Error::InvalidProgram, "constant buffer 5 out of range"},
   };
   for (const Case& c : cases) {
     ProgramBuilder p;
@@ -396,7 +396,7 @@ TEST(constant_larger_than_its_buffer_is_refused) {
   float weights[2] = {1, 2};
   p.constant(ScalarType::Float, {4}, weights, sizeof(weights));
   CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-  CHECK_REASON("holds 8 bytes, the tensor needs 16");
+  CHECK_REASON("value 0: constant buffer 1 holds 8 bytes, the tensor needs 16");
 }
 
 TEST(instruction_indices_are_checked) {
@@ -405,20 +405,20 @@ TEST(instruction_indices_are_checked) {
     int x = p.planned(ScalarType::Float, {4}, 0);
     p.kernel_call(p.op("test::record", "default"), {x, 99});
     CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-    CHECK_REASON("refers to value 99");
+    CHECK_REASON("instruction 0: argument value 99 out of range (1)");
   }
   {
     ProgramBuilder p;
     p.op("test::record", "default");
     p.kernel_call(3, {});
     CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-    CHECK_REASON("operator 3 is out of range");
+    CHECK_REASON("operator 3 out of range");
   }
   {
     ProgramBuilder p;
     p.delegate_call(0, {});
     CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-    CHECK_REASON("delegate 0 is out of range");
+    CHECK_REASON("delegate 0 out of range");
   }
   {
     ProgramBuilder p;
@@ -431,7 +431,7 @@ TEST(instruction_indices_are_checked) {
     int c = p.bool_value(false);
     p.jump_false(c, 7);
     CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-    CHECK_REASON("jump to 7");
+    CHECK_REASON("jump to 7 out of range");
   }
   {
     ProgramBuilder p;
@@ -443,7 +443,7 @@ TEST(instruction_indices_are_checked) {
     p.int_value(1);
     p.set_inputs({1});
     CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
-    CHECK_REASON("input 0 refers to value 1");
+    CHECK_REASON("input 0: value 1 out of range");
   }
 }
 
@@ -487,14 +487,14 @@ TEST(jump_condition_must_be_bool) {
   rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
   CHECK_OK(method);
   CHECK_ERROR(method.get().execute(), InvalidProgram);
-  CHECK_REASON("not a Bool");
+  CHECK_REASON("condition is Int, not Bool");
 }
 
 TEST(more_than_one_chain_is_refused) {
   ProgramBuilder p = add_program();
   p.set_chains(2);
   CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
-  CHECK_REASON("2 chains");
+  CHECK_REASON("2 chains; only one is supported");
 }
 
 TEST(unknown_method_name_is_refused) {
@@ -532,4 +532,11 @@ TEST(scalar_types) {
   CHECK_EQ(rt::element_size(ScalarType::Long), 8);
   CHECK_EQ(rt::element_size(static_cast<ScalarType>(9)), 0);
   CHECK(strcmp(rt::scalar_type_name(ScalarType::Char), "Char") == 0);
+}
+
+TEST(an_unloaded_method_refuses_to_run) {
+  rt::Method method;
+  CHECK_ERROR(method.execute(), InvalidArgument);
+  CHECK_REASON("not loaded");
+  CHECK(method.input(0) == nullptr);
 }

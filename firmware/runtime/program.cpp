@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "schema.h"
+#include "verify.h"
 
 namespace rt {
 namespace {
@@ -44,10 +45,9 @@ Error read_layout(const uint8_t* data, size_t size, Layout* layout) {
   }
   uint32_t length = read_u32(data + kExtendedHeaderOffset + 4);
   RT_CHECK(length >= kExtendedHeaderMinLength, Error::InvalidProgram,
-           "extended header length %lu is below the minimum %lu", ul(length),
-           ul(kExtendedHeaderMinLength));
+           "extended header length %lu < %lu", ul(length), ul(kExtendedHeaderMinLength));
   RT_CHECK(length <= size - kExtendedHeaderOffset, Error::InvalidProgram,
-           "extended header (%lu bytes) runs past the end of the %lu-byte program", ul(length),
+           "extended header (%lu bytes) past the end of the %lu-byte program", ul(length),
            ul(size));
   const uint8_t* header = data + kExtendedHeaderOffset;
   uint64_t program_size = read_u64(header + 8);
@@ -55,19 +55,18 @@ Error read_layout(const uint8_t* data, size_t size, Layout* layout) {
   uint64_t segment_data_size = length >= kExtendedHeaderWithDataSize ? read_u64(header + 24) : 0;
   RT_CHECK(program_size >= kExtendedHeaderOffset + length && program_size <= size,
            Error::InvalidProgram,
-           "extended header: program size %lu is outside [%lu, %lu] (truncated program?)",
+           "extended header: program size %lu outside [%lu, %lu] (truncated?)",
            ul(program_size), ul(kExtendedHeaderOffset + length), ul(size));
   if (segment_base == 0) {
     RT_CHECK(segment_data_size == 0, Error::InvalidProgram,
-             "extended header: %lu bytes of segment data but no segment base offset",
+             "extended header: %lu bytes of segment data but no segment base",
              ul(segment_data_size));
   } else {
     RT_CHECK(segment_base >= program_size && segment_base <= size, Error::InvalidProgram,
-             "extended header: segment base offset %lu is outside [%lu, %lu] (truncated program?)",
+             "extended header: segment base %lu outside [%lu, %lu] (truncated?)",
              ul(segment_base), ul(program_size), ul(size));
     RT_CHECK(segment_data_size <= size - segment_base, Error::InvalidProgram,
-             "extended header: %lu bytes of segment data at offset %lu run past the end of the "
-             "%lu-byte program (truncated program?)",
+             "extended header: segment data (%lu bytes at %lu) past the end of %lu (truncated?)",
              ul(segment_data_size), ul(segment_base), ul(size));
     if (segment_data_size == 0) {
       segment_data_size = size - segment_base;  // older files leave the size out
@@ -89,22 +88,22 @@ Error check_segments(const fb::Program& root, const Layout& layout) {
     uint64_t bytes = segment->size();
     RT_CHECK(offset <= layout.segment_data_size && bytes <= layout.segment_data_size - offset,
              Error::InvalidProgram,
-             "segment %lu (offset %lu, %lu bytes) lies outside the %lu bytes of segment data",
+             "segment %lu (%lu bytes at %lu) outside the %lu bytes of segment data",
              ul(i), ul(offset), ul(bytes), ul(layout.segment_data_size));
   }
   const fb::SubsegmentOffsets* constants = root.constant_segment();
   size_t num_offsets = constants == nullptr ? 0 : vector_size(constants->offsets());
   if (num_offsets > 0) {
     RT_CHECK(vector_size(root.constant_buffer()) == 0, Error::InvalidProgram,
-             "the program has both a constant segment and an inline constant buffer");
+             "both constant segment and constant buffer");
     uint32_t index = constants->segment_index();
     RT_CHECK(index < count, Error::InvalidProgram,
-             "constant segment index %lu is out of range (%lu segments)", ul(index), ul(count));
+             "constant segment %lu out of range (%lu)", ul(index), ul(count));
     uint64_t segment_size = segments->Get(index)->size();
     for (size_t i = 0; i < num_offsets; ++i) {
       uint64_t offset = constants->offsets()->Get(static_cast<flatbuffers::uoffset_t>(i));
       RT_CHECK(offset <= segment_size, Error::InvalidProgram,
-               "constant %lu: offset %lu is past the end of its %lu-byte segment", ul(i),
+               "constant %lu: offset %lu past its %lu-byte segment", ul(i),
                ul(offset), ul(segment_size));
     }
   }
@@ -120,23 +119,23 @@ Result<Program> Program::load(const void* data, size_t size) {
            "program buffer at 0x%lx is not %lu-byte aligned",
            static_cast<unsigned long>(reinterpret_cast<uintptr_t>(bytes)), ul(kProgramAlignment));
   RT_CHECK(size >= kExtendedHeaderOffset, Error::InvalidProgram,
-           "program is %lu bytes, too short to be a .pte", ul(size));
+           "program is %lu bytes, too short", ul(size));
   RT_CHECK(memcmp(bytes + kIdentifierOffset, fb::ProgramIdentifier(), 4) == 0,
            Error::InvalidProgram,
-           "not an ExecuTorch program: identifier is %02x%02x%02x%02x, expected 'ET12'",
+           "not an ExecuTorch program: identifier %02x%02x%02x%02x, not 'ET12'",
            bytes[4], bytes[5], bytes[6], bytes[7]);
   Layout layout;
   RT_TRY(read_layout(bytes, size, &layout));
   RT_CHECK(layout.flatbuffer_size < FLATBUFFERS_MAX_BUFFER_SIZE, Error::InvalidProgram,
-           "program of %lu bytes is too large for a flatbuffer", ul(layout.flatbuffer_size));
-  flatbuffers::Verifier verifier(bytes, layout.flatbuffer_size, kMaxVerifierDepth,
-                                 kMaxVerifierTables);
-  RT_CHECK(fb::VerifyProgramBuffer(verifier), Error::InvalidProgram,
-           "flatbuffer verification failed: the program is corrupt or truncated");
+           "program too large (%lu bytes)", ul(layout.flatbuffer_size));
+  RT_CHECK(verify_program_buffer(bytes, layout.flatbuffer_size, kMaxVerifierDepth,
+                                 kMaxVerifierTables),
+           Error::InvalidProgram,
+           "flatbuffer verification failed (corrupt or truncated program)");
   const fb::Program* root = fb::GetProgram(bytes);
   RT_TRY(check_segments(*root, layout));
   RT_CHECK(vector_size(root->execution_plan()) > 0, Error::InvalidProgram,
-           "the program has no methods");
+           "no methods");
 
   Program program;
   program.data_ = bytes;
@@ -164,7 +163,7 @@ const char* Program::method_name(size_t index) const {
 Result<ConstBytes> Program::segment(size_t index) const {
   const auto* segments = root_ == nullptr ? nullptr : program_root(*this)->segments();
   RT_CHECK(index < vector_size(segments), Error::InvalidProgram,
-           "segment index %lu is out of range (%lu segments)", ul(index),
+           "segment %lu out of range (%lu)", ul(index),
            ul(vector_size(segments)));
   const fb::DataSegment* segment = segments->Get(static_cast<flatbuffers::uoffset_t>(index));
   // Bounds were checked at load.

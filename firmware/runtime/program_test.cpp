@@ -2,10 +2,12 @@
 // with a code and a reason, and never crashes (run under ASan/UBSan).
 #include <string.h>
 
+#include "program_generated.h"
 #include "rt/method.h"
 #include "rt/program.h"
 #include "test_harness.h"
 #include "test_support.h"
+#include "verify.h"
 
 using test::Bytes;
 
@@ -149,4 +151,60 @@ TEST(segment_index_is_checked) {
   CHECK_OK(program.get().segment(0));
   CHECK_ERROR(program.get().segment(1), InvalidProgram);
   CHECK_ERROR(program.get().segment(SIZE_MAX), InvalidProgram);
+}
+
+// The runtime's verifier checks only what the runtime reads: it accepts at least everything
+// flatc's full verifier accepts (and the fuzz target shows that what it accepts is safe), except
+// 8-byte vector elements that are not 8-byte aligned, which only the runtime's refuses.
+TEST(own_verifier_accepts_whatever_the_full_verifier_accepts) {
+  size_t agreed = 0;
+  for (const char* name : {"bmm.pte", "add.pte", "quant_mix.pte", "delegate.pte"}) {
+    Bytes bytes = real_program(name);
+    CHECK(bytes.size() > 0);
+    for (size_t bit = 0; bit < bytes.size() * 8; bit += 3) {
+      Bytes flipped = bytes.copy();
+      flipped.data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+      flatbuffers::Verifier full(flipped.data(), flipped.size());
+      bool full_ok = executorch_flatbuffer::VerifyProgramBuffer(full);
+      bool own_ok =
+          rt::verify_program_buffer(flipped.data(), flipped.size(), 64, 1u << 20, false);
+      if (full_ok && !own_ok) {
+        char what[96];
+        snprintf(what, sizeof(what), "%s: bit %zu: full verifier accepts, own rejects", name, bit);
+        test::record_failure(__FILE__, __LINE__, what);
+        return;
+      }
+      agreed += full_ok ? 1 : 0;
+    }
+  }
+  CHECK(agreed > 100);  // the comparison saw many valid programs, not only rejections
+}
+
+TEST(own_verifier_rejects_what_the_runtime_would_misread) {
+  Bytes bytes = real_program("add.pte");
+  CHECK(bytes.size() > 0);
+  CHECK(rt::verify_program_buffer(bytes.data(), bytes.size(), 64, 1u << 20));
+  CHECK(!rt::verify_program_buffer(bytes.data(), bytes.size() / 2, 64, 1u << 20));
+  CHECK(!rt::verify_program_buffer(bytes.data(), bytes.size(), 2, 1u << 20));  // too deep
+  CHECK(!rt::verify_program_buffer(bytes.data(), bytes.size(), 64, 3));         // too many tables
+  memcpy(bytes.data() + 4, "XXXX", 4);
+  CHECK(!rt::verify_program_buffer(bytes.data(), bytes.size(), 64, 1u << 20));
+}
+
+TEST(misaligned_64_bit_elements_are_refused) {
+  // Some single-bit flips of bmm.pte move an 8-byte vector by 4 bytes: flatc's verifier
+  // accepts that.
+  Bytes bytes = real_program("bmm.pte");
+  CHECK(bytes.size() > 1431 / 8);
+  bool found = false;
+  for (size_t bit = 0; bit < bytes.size() * 8 && !found; ++bit) {
+    Bytes flipped = bytes.copy();
+    flipped.data()[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    flatbuffers::Verifier full(flipped.data(), flipped.size());
+    if (executorch_flatbuffer::VerifyProgramBuffer(full) &&
+        !rt::verify_program_buffer(flipped.data(), flipped.size(), 64, 1u << 20)) {
+      found = rt::verify_program_buffer(flipped.data(), flipped.size(), 64, 1u << 20, false);
+    }
+  }
+  CHECK(found);
 }

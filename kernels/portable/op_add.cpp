@@ -5,9 +5,10 @@
 //
 // ExecuTorch's rules (see elementwise.h): Tensor forms broadcast and compute
 // in promoteTypes(self, other), which must cast to out; Scalar forms compute
-// in promote_type_with_scalar(self, other), which must be out's dtype, and
-// add alpha * other computed once. alpha must cast to the common dtype (no
-// float alpha for integers). Integers wrap. sub refuses Bool.
+// in promote_type_with_scalar(self, other), which ExecuTorch 1.5.1 requires
+// to be self's dtype (an int tensor + 2.5 fails there, unlike mul.Scalar) and
+// out's, and add alpha * other computed once. alpha must cast to the common
+// dtype (no float alpha for integers). Integers wrap. sub refuses Bool.
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -77,6 +78,8 @@ template <uint32_t kSelected, bool kSub>
 rt::Error add_scalar(const char* op, const rt::Tensor& a, const Scalar& b, const Scalar& alpha, rt::Tensor& out) {
   ScalarType common, compute;
   RT_TRY(scalar_compute_type(op, a, b, out, common, compute));
+  RT_CHECK(common == a.dtype, rt::Error::DtypeMismatch, "%s: a %s scalar would promote self's dtype %s to %s", op,
+           rt::scalar_type_name(scalar_dtype(b)), rt::scalar_type_name(a.dtype), rt::scalar_type_name(common));
   RT_TRY((check_common<kSelected, kSub>(op, common, alpha)));
   return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute, [&](auto tag) {
     using C = typename decltype(tag)::type;

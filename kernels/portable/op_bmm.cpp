@@ -2,15 +2,17 @@
 //
 // out[b] = self[b] (m x n) @ mat2[b] (n x p); all three of one dtype, no
 // broadcasting. Semantics of ExecuTorch's portable kernel:
-//   - each output element sums k = 0..n-1 in order, starting from 0;
+//   - each output element sums k = 0..n-1 in order, starting from 0 (the
+//     pip package's runtime sums floats in another order: results agree to a
+//     few ulps of the terms, not bit for bit);
 //   - integer dtypes accumulate in the dtype itself, wrapping: the result is
 //     the exact sum of products modulo 2^bits (int8 and uint8 included);
 //   - n == 0 gives zeros.
 // Helium: a 3-row x 2-vector register block (6 accumulators + 2 B vectors =
 // the 8 Q registers), A read as pairs of k. Float uses fused multiply-add, so
-// float results may differ from the scalar path in the last bits.
+// float results may differ from the scalar path in the last bits; integer
+// lanes wrap in their own width, which is exactly the modular result.
 #include <stdint.h>
-#include <string.h>
 
 #include <type_traits>
 
@@ -76,6 +78,8 @@ struct Lanes<float> {
   static void store(float* p, V v, mve_pred16_t m) { vstrwq_p_f32(p, v, m); }
   static V mla(V acc, V b, float a) { return vfmaq_n_f32(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
+  static V load_all(const float* p) { return vld1q_f32(p); }
+  static void store_all(float* p, V v) { vst1q_f32(p, v); }
 };
 #endif
 template <>
@@ -87,6 +91,8 @@ struct Lanes<int32_t> {
   static void store(int32_t* p, V v, mve_pred16_t m) { vstrwq_p_s32(p, v, m); }
   static V mla(V acc, V b, int32_t a) { return vmlaq_n_s32(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
+  static V load_all(const int32_t* p) { return vld1q_s32(p); }
+  static void store_all(int32_t* p, V v) { vst1q_s32(p, v); }
 };
 template <>
 struct Lanes<int16_t> {
@@ -97,6 +103,8 @@ struct Lanes<int16_t> {
   static void store(int16_t* p, V v, mve_pred16_t m) { vstrhq_p_s16(p, v, m); }
   static V mla(V acc, V b, int16_t a) { return vmlaq_n_s16(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp16q(static_cast<uint32_t>(n)); }
+  static V load_all(const int16_t* p) { return vld1q_s16(p); }
+  static void store_all(int16_t* p, V v) { vst1q_s16(p, v); }
 };
 // uint8 runs through this too: wrapping products modulo 2^8 do not depend on
 // the sign interpretation.
@@ -109,6 +117,8 @@ struct Lanes<int8_t> {
   static void store(int8_t* p, V v, mve_pred16_t m) { vstrbq_p_s8(p, v, m); }
   static V mla(V acc, V b, int8_t a) { return vmlaq_n_s8(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp8q(static_cast<uint32_t>(n)); }
+  static V load_all(const int8_t* p) { return vld1q_s8(p); }
+  static void store_all(int8_t* p, V v) { vst1q_s8(p, v); }
 };
 
 // Rows r0..r0+R of C, columns [j, j + w) with w <= 2 * kLanes; any R, any w
@@ -136,14 +146,29 @@ void block_edge(const T* a, const T* b, T* c, size_t n, size_t p, size_t w) {
   }
 }
 
-// The full 3 x (2 * kLanes) block, k in pairs. GCC 12 spills the six
-// accumulators of the intrinsic form, so the loop is written out: per pair of
-// k, A is read with one ldrd (32-bit) or two ldrh/ldrb per row, B with four
-// vector loads, and twelve multiply-accumulates do 24 vector lanes of work.
-#define KERNELS_BMM_BLOCK_ASM(LOAD_A, VLD, VMLA)                                                        \
+// The full 3 x (2 * kLanes) block, written out: GCC 12 spills the six
+// accumulators of the intrinsic form. Per pair of k, A is read with one ldrd
+// (32-bit) or two ldrh/ldrb per row, B with four vector loads, and twelve
+// multiply-accumulates do 24 vectors of work: 22 instructions for 48 float
+// MACs. An odd k goes first, alone, so every element still sums in k order.
+#define KERNELS_BMM_BLOCK_ASM(LOAD_A_ONE, LOAD_A_PAIR, VLD, VMLA)                                       \
   __asm__ volatile(                                                                                     \
-      "\tdls lr, %[count]\n"                                                                            \
-      "1:\n" LOAD_A                                                                                     \
+      "\tvmov.i32 %q[c00], #0\n\tvmov.i32 %q[c01], #0\n\tvmov.i32 %q[c10], #0\n"                       \
+      "\tvmov.i32 %q[c11], #0\n\tvmov.i32 %q[c20], #0\n\tvmov.i32 %q[c21], #0\n"                       \
+      "\tlsrs %[n], %[n], #1\n"                                                                         \
+      "\tbcc 2f\n" LOAD_A_ONE                                                                           \
+      "\t" VLD " %q[t0], [%[b]]\n"                                                                      \
+      "\t" VLD " %q[t1], [%[b], #16]\n"                                                                 \
+      "\tadd %[b], %[b], %[stride]\n"                                                                   \
+      "\t" VMLA " %q[c00], %q[t0], %Q[p0]\n"                                                            \
+      "\t" VMLA " %q[c10], %q[t0], %Q[p1]\n"                                                            \
+      "\t" VMLA " %q[c20], %q[t0], %Q[p2]\n"                                                            \
+      "\t" VMLA " %q[c01], %q[t1], %Q[p0]\n"                                                            \
+      "\t" VMLA " %q[c11], %q[t1], %Q[p1]\n"                                                            \
+      "\t" VMLA " %q[c21], %q[t1], %Q[p2]\n"                                                            \
+      "2:\n"                                                                                            \
+      "\twls lr, %[n], 3f\n"                                                                            \
+      "1:\n" LOAD_A_PAIR                                                                                \
       "\t" VLD " %q[t0], [%[b]]\n"                                                                      \
       "\t" VLD " %q[t1], [%[b], #16]\n"                                                                 \
       "\tadd %[b], %[b], %[stride]\n"                                                                   \
@@ -163,12 +188,16 @@ void block_edge(const T* a, const T* b, T* c, size_t n, size_t p, size_t w) {
       "\t" VMLA " %q[c11], %q[t1], %R[p1]\n"                                                            \
       "\t" VMLA " %q[c21], %q[t1], %R[p2]\n"                                                            \
       "\tle lr, 1b\n"                                                                                   \
-      : [c00] "+w"(c00), [c01] "+w"(c01), [c10] "+w"(c10), [c11] "+w"(c11), [c20] "+w"(c20),            \
-        [c21] "+w"(c21), [t0] "=&w"(t0), [t1] "=&w"(t1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), \
-        [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [b] "+r"(bp)                                       \
-      : [stride] "r"(stride), [count] "r"(count)                                                        \
-      : "lr", "memory")
+      "3:\n"                                                                                            \
+      : [c00] "=&w"(c00), [c01] "=&w"(c01), [c10] "=&w"(c10), [c11] "=&w"(c11), [c20] "=&w"(c20),      \
+        [c21] "=&w"(c21), [t0] "=&w"(t0), [t1] "=&w"(t1), [p0] "=&r"(p0), [p1] "=&r"(p1), [p2] "=&r"(p2), \
+        [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [b] "+r"(bp), [n] "+r"(count)                      \
+      : [stride] "r"(stride)                                                                            \
+      : "lr", "cc", "memory")
 
+#define KERNELS_LOAD_A_ONE(INSN, BYTES)                                                              \
+  "\t" INSN " %Q[p0], [%[a0]], #" BYTES "\n\t" INSN " %Q[p1], [%[a1]], #" BYTES "\n\t" INSN " %Q[p2], " \
+  "[%[a2]], #" BYTES "\n"
 #define KERNELS_LOAD_A_PAIRS_32                  \
   "\tldrd %Q[p0], %R[p0], [%[a0]], #8\n"         \
   "\tldrd %Q[p1], %R[p1], [%[a1]], #8\n"         \
@@ -182,44 +211,36 @@ template <typename T>
 void block_full(const T* a, const T* b, T* c, size_t n, size_t p) {
   using L = Lanes<T>;
   using V = typename L::V;
-  V c00 = L::zero(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  V c00, c01, c10, c11, c20, c21, t0, t1;
+  uint64_t p0, p1, p2;
   const T* a0 = a;
   const T* a1 = a + n;
   const T* a2 = a + 2 * n;
   const T* bp = b;
-  if (n >= 2) {
-    V t0, t1;
-    uint64_t p0, p1, p2;
-    const uint32_t stride = static_cast<uint32_t>(p * sizeof(T));
-    const uint32_t count = static_cast<uint32_t>(n / 2);  // k pairs: the low-overhead loop count
-    if constexpr (std::is_same_v<T, float>) {
-      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vfma.f32");
-    } else if constexpr (std::is_same_v<T, int32_t>) {
-      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vmla.s32");
-    } else if constexpr (std::is_same_v<T, int16_t>) {
-      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS("ldrh", "2"), "vldrh.16", "vmla.s16");
-    } else {
-      KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_PAIRS("ldrb", "1"), "vldrb.8", "vmla.s8");
-    }
+  uint32_t count = static_cast<uint32_t>(n);
+  const uint32_t stride = static_cast<uint32_t>(p * sizeof(T));
+  if constexpr (std::is_same_v<T, float>) {
+    KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_ONE("ldr", "4"), KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vfma.f32");
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_ONE("ldr", "4"), KERNELS_LOAD_A_PAIRS_32, "vldrw.32", "vmla.s32");
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_ONE("ldrh", "2"), KERNELS_LOAD_A_PAIRS("ldrh", "2"), "vldrh.16",
+                          "vmla.s16");
+  } else {
+    KERNELS_BMM_BLOCK_ASM(KERNELS_LOAD_A_ONE("ldrb", "1"), KERNELS_LOAD_A_PAIRS("ldrb", "1"), "vldrb.8",
+                          "vmla.s8");
   }
-  if (n % 2 != 0) {  // the last k when n is odd
-    const mve_pred16_t all = L::pred(L::kLanes);
-    const V b0 = L::load(bp, all);
-    const V b1 = L::load(bp + L::kLanes, all);
-    c00 = L::mla(c00, b0, *a0);
-    c01 = L::mla(c01, b1, *a0);
-    c10 = L::mla(c10, b0, *a1);
-    c11 = L::mla(c11, b1, *a1);
-    c20 = L::mla(c20, b0, *a2);
-    c21 = L::mla(c21, b1, *a2);
-  }
-  const mve_pred16_t all = L::pred(L::kLanes);
-  L::store(c, c00, all);
-  L::store(c + L::kLanes, c01, all);
-  L::store(c + p, c10, all);
-  L::store(c + p + L::kLanes, c11, all);
-  L::store(c + 2 * p, c20, all);
-  L::store(c + 2 * p + L::kLanes, c21, all);
+  (void)t0;
+  (void)t1;
+  (void)p0;
+  (void)p1;
+  (void)p2;
+  L::store_all(c, c00);
+  L::store_all(c + L::kLanes, c01);
+  L::store_all(c + p, c10);
+  L::store_all(c + p + L::kLanes, c11);
+  L::store_all(c + 2 * p, c20);
+  L::store_all(c + 2 * p + L::kLanes, c21);
 }
 
 template <typename T>
@@ -286,6 +307,9 @@ rt::Error aten_bmm_out(rt::KernelContext&, rt::Value* const* args, size_t nargs)
   RT_TRY(check_out_shape(op, *out, expected, 3));
   RT_TRY(check_same_dtype(op, "self", *self, "mat2", *mat2));
   RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
+  // out is written while self and mat2 are still read.
+  RT_CHECK(!overlaps(*out, *self) && !overlaps(*out, *mat2), rt::Error::InvalidArgument,
+           "%s: out overlaps an input", op);
   const size_t batch = static_cast<size_t>(self->sizes[0]);
   const size_t m = static_cast<size_t>(self->sizes[1]);
   const size_t n = static_cast<size_t>(self->sizes[2]);

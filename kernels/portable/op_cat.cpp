@@ -36,6 +36,8 @@ rt::Error aten_cat_out(rt::KernelContext&, rt::Value* const* args, size_t nargs)
   for (size_t k = 0; k < tensors.size; ++k) {
     const rt::Tensor& t = *tensors[k];
     RT_TRY(check_same_dtype(op, "tensors[i]", t, "out", *out));
+    RT_CHECK(!overlaps(t, *out), rt::Error::InvalidArgument, "%s: tensors[%u] overlaps out", op,
+             static_cast<unsigned>(k));
     if (skipped(t)) continue;
     bool ok = t.dim == out->dim;
     for (int i = 0; ok && i < t.dim; ++i) ok = i == d || t.sizes[i] == out->sizes[i];

@@ -34,8 +34,8 @@ rt::Error aten_expand_copy_out(rt::KernelContext&, rt::Value* const* args, size_
   for (int i = 0; i < dim; ++i) {
     const int d = i - (dim - self->dim);  // dim of self, < 0 for a new leading dim
     const int64_t s = size[i];
-    RT_CHECK(s >= 0 || (s == -1 && d >= 0), rt::Error::InvalidArgument, "%s: size[%d] = %d", op, i,
-             static_cast<int>(s));
+    RT_CHECK((s >= 0 && s <= 0x7fffffff) || (s == -1 && d >= 0), rt::Error::InvalidArgument, "%s: size[%d] = %d",
+             op, i, static_cast<int>(s));
     sizes[i] = static_cast<int32_t>(s == -1 ? self->sizes[d] : s);
   }
   RT_CHECK(broadcastable_to(*self, sizes, dim), rt::Error::ShapeMismatch, "%s: cannot expand %s to %s", op,

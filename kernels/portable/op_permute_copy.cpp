@@ -27,6 +27,7 @@ rt::Error permute(const char* op, const rt::Tensor& self, const int* perm, rt::T
     strides[i] = self_strides[perm[i]];
   }
   RT_TRY(check_out_shape(op, out, sizes, self.dim));
+  RT_CHECK(!overlaps(out, self), rt::Error::InvalidArgument, "%s: out overlaps self", op);
   return dispatch_width<kSelected>(op, "self", self.dtype, [&](auto tag) {
     using U = typename decltype(tag)::type;
     gather<U>(out.data_as<U>(), self.data_as<U>(), self.dim, sizes, strides);

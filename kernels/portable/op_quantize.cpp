@@ -60,18 +60,38 @@ size_t quantize_mve(const float* in, Q* out, size_t n, const QuantParams& p) {
     return 0;
   } else {
     if (p.zero_point_i >= (1 << 24) || p.zero_point_i <= -(1 << 24)) return 0;
+    // Locals, not p's fields: the int8 stores may alias anything, which would
+    // make the compiler reload p on every iteration.
+    const float inv_scale = p.inv_scale;
+    const int32_t zp = p.zero_point_i;
     const int32x4_t lo = vdupq_n_s32(static_cast<int32_t>(p.quant_min));
     const int32x4_t hi = vdupq_n_s32(static_cast<int32_t>(p.quant_max));
-    for (size_t i = 0; i < n; i += 4) {
-      const mve_pred16_t tail = vctp32q(static_cast<uint32_t>(n - i));
-      const float32x4_t scaled = vmulq_n_f32(vldrwq_z_f32(in + i, tail), p.inv_scale);
-      int32x4_t q = vqaddq_n_s32(vcvtnq_s32_f32(scaled), p.zero_point_i);
-      q = vminq_s32(vmaxq_s32(q, lo), hi);
-      q = vpselq_s32(lo, q, vcmpneq_f32(scaled, scaled));  // NaN -> quant_min
+    const float32x4_t minus_inf = vdupq_n_f32(-__builtin_inff());
+    auto lanes = [&](float32x4_t v) {
+      // maxnm turns NaN into -inf, which then clamps to quant_min like the scalar path.
+      const float32x4_t scaled = vmaxnmq_f32(vmulq_n_f32(v, inv_scale), minus_inf);
+      const int32x4_t q = vqaddq_n_s32(vcvtnq_s32_f32(scaled), zp);
+      return vminq_s32(vmaxq_s32(q, lo), hi);
+    };
+    const float* x = in;
+    Q* y = out;
+    for (size_t k = n / 4; k != 0; --k) {  // counted: a low-overhead loop
+      const int32x4_t q = lanes(vld1q_f32(x));
       if constexpr (sizeof(Q) == 1) {
-        vstrbq_p_s32(reinterpret_cast<int8_t*>(out + i), q, tail);
+        vstrbq_s32(reinterpret_cast<int8_t*>(y), q);
       } else {
-        vstrhq_p_s32(reinterpret_cast<int16_t*>(out + i), q, tail);
+        vstrhq_s32(reinterpret_cast<int16_t*>(y), q);
+      }
+      x += 4;
+      y += 4;
+    }
+    if (n % 4 != 0) {
+      const mve_pred16_t tail = vctp32q(static_cast<uint32_t>(n % 4));
+      const int32x4_t q = lanes(vldrwq_z_f32(x, tail));
+      if constexpr (sizeof(Q) == 1) {
+        vstrbq_p_s32(reinterpret_cast<int8_t*>(y), q, tail);
+      } else {
+        vstrhq_p_s32(reinterpret_cast<int16_t*>(y), q, tail);
       }
     }
     return n;

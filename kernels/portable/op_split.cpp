@@ -3,7 +3,8 @@
 //
 // Each output gets its slice of `dim`: for every index of the dims before
 // `dim`, one contiguous run of split_size * (product of the dims after) elements.
-// Sizes may be 0 (empty outputs). No return value, so nargs is 4.
+// Sizes may be 0 (empty outputs). The schema returns nothing, yet ExecuTorch's
+// emitter passes the out list twice (nargs 5); a call without it (4) is taken too.
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -38,6 +39,8 @@ rt::Error split_copy(const char* op, const rt::Tensor& self, int64_t dim, rt::Ar
     for (int i = 0; i < self.dim; ++i) expected[i] = self.sizes[i];
     expected[d] = static_cast<int32_t>(len);
     RT_TRY(check_out_shape(op, out, expected, self.dim));
+    RT_CHECK(!overlaps(out, self), rt::Error::InvalidArgument, "%s: out[%u] overlaps self", op,
+             static_cast<unsigned>(k));
     start += len;
   }
   RT_CHECK(start == static_cast<int64_t>(s.size), rt::Error::InvalidArgument,
@@ -66,11 +69,12 @@ rt::Error aten_split_with_sizes_copy_out(rt::KernelContext&, rt::Value* const* a
   rt::ArrayRef<int64_t> split_sizes;
   int64_t dim;
   rt::ArrayRef<rt::Tensor*> out;
-  RT_TRY(a.count(4));
+  RT_TRY(a.count_either(4, 5));
   RT_TRY(a.tensor(0, "self", self));
   RT_TRY(a.int_list(1, "split_sizes", split_sizes));
   RT_TRY(a.integer(2, "dim", dim));
   RT_TRY(a.tensor_list(3, "out", out));
+  if (a.size() == 5) RT_TRY(a.returned_list(4, out));
   RT_CHECK(split_sizes.size == out.size, rt::Error::InvalidArgument, "%s: %u split sizes for %u outputs", a.op(),
            static_cast<unsigned>(split_sizes.size), static_cast<unsigned>(out.size));
   return split_copy<kSelected>(a.op(), *self, dim, out, split_sizes.data, 0);
@@ -84,11 +88,12 @@ rt::Error aten_split_copy_Tensor_out(rt::KernelContext&, rt::Value* const* args,
   rt::Tensor* self;
   int64_t split_size, dim;
   rt::ArrayRef<rt::Tensor*> out;
-  RT_TRY(a.count(4));
+  RT_TRY(a.count_either(4, 5));
   RT_TRY(a.tensor(0, "self", self));
   RT_TRY(a.integer(1, "split_size", split_size));
   RT_TRY(a.integer(2, "dim", dim));
   RT_TRY(a.tensor_list(3, "out", out));
+  if (a.size() == 5) RT_TRY(a.returned_list(4, out));
   RT_CHECK(self->dim > 0, rt::Error::InvalidArgument, "%s: self must have at least one dim", a.op());
   int d = 0;
   RT_TRY(normalize_dim(a.op(), "dim", dim, self->dim, d));

@@ -73,6 +73,7 @@ rt::Error aten_view_copy_out(rt::KernelContext&, rt::Value* const* args, size_t 
              static_cast<unsigned>(i), static_cast<int>(size[i]));
     sizes[i] = static_cast<int32_t>(size[i]);
     known *= static_cast<uint64_t>(size[i]);
+    RT_CHECK(known <= 0xffffffffu, rt::Error::ShapeMismatch, "%s: size has too many elements", a.op());
   }
   if (infer >= 0) {
     RT_CHECK(known != 0 && self->numel % known == 0, rt::Error::ShapeMismatch,

@@ -24,7 +24,20 @@ def add_parser(subparsers) -> None:
     p.add_argument("--inputs", type=Path, required=True, help=".npz of inputs in program order")
     p.add_argument("-o", "--output", type=Path, required=True, help=".npz to write outputs to")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
+    p.add_argument(
+        "--expect",
+        type=Path,
+        help=".npz of reference outputs: fail (exit 4) unless integer outputs are identical "
+        "and float outputs within --rtol of the largest magnitude",
+    )
+    p.add_argument("--rtol", type=float, default=1e-6, help="float tolerance for --expect")
     p.add_argument("--tosa-dir", type=Path, help="host: folder of delegate_<i>.tosa files")
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        help="qemu/fvp: folder for the firmware, blobs and console log "
+        "(default: OUTPUT's folder/<stem>.<target>/)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -44,6 +57,32 @@ def run(args: argparse.Namespace) -> int:
             f"ran {args.program} on the host reference: {len(outputs)} output(s) -> {args.output}"
         )
         return 0
-    from sdk.targets.device import run_on_device
+    from sdk.targets.run import run_on_target
 
-    return run_on_device(args, inputs)
+    workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
+    result = run_on_target(args.target, args.board, args.program, inputs, args.timeout, workdir)
+    write_arrays(args.output, result.outputs)
+    print(f"ran {args.program} on {args.target} ({args.board}): passed, firmware record ok")
+    print(f"  {len(result.outputs)} output(s) -> {args.output}; console log {result.console_log}")
+    if result.instructions is not None:
+        print(
+            f"  run: {result.instructions} instructions (QEMU -icount: retired instructions, "
+            "not cycles)"
+        )
+    else:
+        print(f"  run: {result.run_ticks} ticks at {result.tick_hz} Hz ({args.target} timer)")
+    used, size = result.memory.get("planned_used"), result.memory.get("planned_size")
+    print(f"  planned memory: {used} of {size} bytes")
+    return check_expected(args, result.outputs)
+
+
+def check_expected(args: argparse.Namespace, outputs) -> int:
+    """With --expect: compare and print per output; MismatchError (exit 4) on a difference."""
+    if args.expect is None:
+        return 0
+    from sdk.compare import compare_outputs
+    from sdk.npz import read_arrays
+
+    for comparison in compare_outputs(outputs, read_arrays(args.expect), args.rtol):
+        print(f"  {comparison.describe()} vs {args.expect}")
+    return 0

@@ -48,6 +48,7 @@ class Board:
     toolchain_prefix: str
     specs: str
     linker_script: Path
+    link_flags: tuple[str, ...]
     memory: dict[str, Region]
     slots: dict[str, Region]
     metadata_bytes: int
@@ -181,6 +182,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         toolchain_prefix=str(_section(f"{where}: toolchain", toolchain, "prefix")),
         specs=str(toolchain.get("specs", "")),
         linker_script=linker_script,
+        link_flags=tuple(str(f) for f in toolchain.get("link_flags") or ()),
         memory=memory,
         slots=slots,
         metadata_bytes=_int(f"{where}: runtime.metadata_bytes", runtime.get("metadata_bytes")),

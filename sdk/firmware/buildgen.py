@@ -14,18 +14,26 @@ from pathlib import Path
 
 from sdk.errors import BuildError
 from sdk.firmware.boards import Board
-from sdk.kernelgen import (
-    load_kernel_specs,
-    program_kernel_uses,
-    select_all_kernels,
-    select_kernels,
-    write_if_changed,
-    write_registrations,
-)
-from sdk.paths import KERNELS_DIR
-from sdk.program.pte import load_program
+from sdk.paths import KERNELS_DIR, REPO_ROOT
 
-TEST_HOOKS = ("none", "hang", "fault")
+TEST_HOOKS = ("none", "hang", "fault", "stack")
+# What the kernel registrations depend on besides the program: when none of these change,
+# the registrations are reused without importing the generator (which loads ExecuTorch).
+REGISTRATION_INPUTS = (
+    KERNELS_DIR / "kernels.yaml",
+    REPO_ROOT / "sdk" / "kernelgen.py",
+    REPO_ROOT / "sdk" / "program" / "pte.py",
+)
+REGISTRATION_FILES = ("kernel_registry.cpp", "kernel_select.h", "kernel_manifest.json")
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write only when the content differs, so an unchanged build stays up to date."""
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return True
 
 
 def variant_name(pte: Path | None, embed: bool, npu: str, test_hook: str) -> str:
@@ -89,17 +97,41 @@ def write_embedded_program(pte: Path, outdir: Path) -> tuple[Path, Path]:
     return asm, copy
 
 
+def registration_key(pte: Path | None) -> str:
+    digest = hashlib.sha256()
+    for path in (*REGISTRATION_INPUTS, *([pte] if pte else [])):
+        digest.update(path.read_bytes() if path.is_file() else b"missing")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
 def write_kernel_registrations(pte: Path | None, outdir: Path) -> list[Path]:
     """Registrations for the program's operators (every kernel without a program).
 
     Returns the kernel sources the generated manifest lists: exactly what gets compiled.
     """
-    specs = load_kernel_specs()
-    if pte is None:
-        selected = select_all_kernels(specs)
-    else:
-        selected = select_kernels(program_kernel_uses(load_program(pte)), specs)
-    write_registrations(selected, outdir)
+    stamp = outdir / "kernel_registrations.key"
+    key = registration_key(pte)
+    current = stamp.is_file() and stamp.read_text() == key
+    if not (current and all((outdir / name).is_file() for name in REGISTRATION_FILES)):
+        # Imported here: it loads ExecuTorch, which takes seconds.
+        from sdk.kernelgen import (
+            load_kernel_specs,
+            program_kernel_uses,
+            select_all_kernels,
+            select_kernels,
+            write_registrations,
+        )
+
+        specs = load_kernel_specs()
+        if pte is None:
+            selected = select_all_kernels(specs)
+        else:
+            from sdk.program.pte import load_program
+
+            selected = select_kernels(program_kernel_uses(load_program(pte)), specs)
+        write_registrations(selected, outdir)
+        write_if_changed(stamp, key)
     manifest = json.loads((outdir / "kernel_manifest.json").read_text())
     return [KERNELS_DIR / source for source in manifest["sources"]]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import UsageError
-from sdk.program.pte import LoadedProgram, numpy_dtype, scalar_type_of
+from sdk.program.pte import LoadedProgram, scalar_type_of
 
 PROGRAM_MAGIC = b"SDKP"
 INPUTS_MAGIC = b"SDKI"
@@ -48,20 +48,6 @@ def pack_program(pte: bytes) -> bytes:
     return pack_blob(PROGRAM_MAGIC, pte)
 
 
-def check_inputs(program: LoadedProgram, inputs: list[np.ndarray]) -> None:
-    """The arrays must match the program's inputs in count, dtype and shape (UsageError)."""
-    expected = program.inputs()
-    if len(inputs) != len(expected):
-        raise UsageError(f"the program takes {len(expected)} inputs, {len(inputs)} were given")
-    for i, (array, info) in enumerate(zip(inputs, expected)):
-        dtype = numpy_dtype(info.scalar_type)
-        if np.asarray(array).dtype != dtype or tuple(np.shape(array)) != info.shape:
-            raise UsageError(
-                f"input {i}: the program takes {info.dtype} {list(info.shape)}, "
-                f"got {np.asarray(array).dtype} {list(np.shape(array))}"
-            )
-
-
 def pack_inputs(inputs: list[np.ndarray]) -> bytes:
     """The SDKI blob for these arrays, in the order given (the program's input order)."""
     records = []
@@ -91,7 +77,7 @@ def write_blobs(
     program: LoadedProgram, inputs: list[np.ndarray], outdir: Path
 ) -> tuple[Path, Path]:
     """Check the inputs against the program and write program.sdkp / inputs.sdki into outdir."""
-    check_inputs(program, inputs)
+    program.check_inputs(inputs)
     outdir.mkdir(parents=True, exist_ok=True)
     program_path = outdir / "program.sdkp"
     inputs_path = outdir / "inputs.sdki"

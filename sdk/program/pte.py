@@ -26,7 +26,7 @@ from executorch.exir.schema import (
     TensorList,
 )
 
-from sdk.errors import ProgramError
+from sdk.errors import ProgramError, UsageError
 
 PTE_IDENTIFIER = b"ET12"
 
@@ -154,6 +154,19 @@ class LoadedProgram:
 
     def outputs(self) -> list[TensorInfo]:
         return [self.tensor(i) for i in self.plan.outputs]
+
+    def check_inputs(self, inputs: list[np.ndarray]) -> None:
+        """The arrays must match the method's inputs in count, dtype and shape (UsageError)."""
+        expected = self.inputs()
+        if len(inputs) != len(expected):
+            raise UsageError(f"the program takes {len(expected)} inputs, {len(inputs)} were given")
+        for i, (array, info) in enumerate(zip(inputs, expected)):
+            dtype, shape = np.asarray(array).dtype, tuple(np.shape(array))
+            if dtype != numpy_dtype(info.scalar_type) or shape != info.shape:
+                raise UsageError(
+                    f"input {i}: the program takes {info.dtype} {list(info.shape)}, "
+                    f"got {dtype} {list(shape)}"
+                )
 
     def operators(self) -> list[str]:
         return [operator_name(op) for op in self.plan.operators]

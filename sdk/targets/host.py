@@ -14,14 +14,15 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from sdk.errors import BoundaryError, ProgramError, TargetError, UsageError
+from sdk.errors import BoundaryError, ProgramError, TargetError
 from sdk.program.audit import audit_program
-from sdk.program.cut import Step, cut_cpu_segment, plan_steps
+from sdk.program.cut import CpuSegment, Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import read_tosa_io
 
@@ -44,18 +45,11 @@ def native_output_captured():
                 os.close(fd)
 
 
-def check_inputs(program: LoadedProgram, inputs: list[np.ndarray]) -> None:
-    """The arrays must match the program's inputs in count, dtype and shape."""
-    expected = program.inputs()
-    if len(inputs) != len(expected):
-        raise UsageError(f"the program takes {len(expected)} inputs, {len(inputs)} were given")
-    for i, (array, info) in enumerate(zip(inputs, expected)):
-        dtype = numpy_dtype(info.scalar_type)
-        if array.dtype != dtype or tuple(array.shape) != info.shape:
-            raise UsageError(
-                f"input {i}: the program takes {info.dtype} {list(info.shape)}, "
-                f"got {array.dtype} {list(array.shape)}"
-            )
+@dataclass
+class SegmentRun:
+    segment: CpuSegment
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
 
 
 class HostRunner:
@@ -70,6 +64,8 @@ class HostRunner:
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
+        # Each CPU segment run by the last `run`, with the arrays it took and gave.
+        self.segment_runs: list[SegmentRun] = []
 
     def _run_cpu(self, step: Step, env: dict[int, np.ndarray]) -> None:
         segment = cut_cpu_segment(self.program, step)
@@ -77,9 +73,10 @@ class HostRunner:
         if missing:
             raise ProgramError(f"values {missing} are read before anything writes them")
         method = self.runtime.load_program(segment.pte).load_method(self.program.plan.name)
-        feeds = [torch.from_numpy(np.ascontiguousarray(env[v])) for v in segment.inputs]
-        for value, result in zip(segment.outputs, method.execute(feeds)):
-            env[value] = result.numpy().copy()
+        feeds = [np.ascontiguousarray(env[v]) for v in segment.inputs]
+        results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
+        env.update(zip(segment.outputs, results))
+        self.segment_runs.append(SegmentRun(segment, feeds, results))
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
         import tosa_reference_model as reference
@@ -122,7 +119,8 @@ class HostRunner:
             env[value] = array.reshape(info.shape)
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        check_inputs(self.program, inputs)
+        self.program.check_inputs(inputs)
+        self.segment_runs = []
         env = {int(v): a for v, a in zip(self.program.plan.inputs, inputs)}
         for step in self.steps:
             if step.kind == "cpu":
@@ -167,12 +165,17 @@ def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int,
     return found
 
 
-def run_host(
-    program: Path | LoadedProgram, inputs: list[np.ndarray], tosa_dir: Path | None = None
-) -> list[np.ndarray]:
-    """Run the program on the host reference; refuses programs that fail the boundary audit."""
+def host_runner(program: Path | LoadedProgram, tosa_dir: Path | None = None) -> HostRunner:
+    """A runner for the program; refuses programs that fail the boundary audit."""
     loaded = program if isinstance(program, LoadedProgram) else load_program(program)
     audit = audit_program(loaded)
     if not audit.ok:
         raise BoundaryError("the program fails the boundary audit: " + "; ".join(audit.problems))
-    return HostRunner(loaded, find_tosa(loaded, tosa_dir)).run(inputs)
+    return HostRunner(loaded, find_tosa(loaded, tosa_dir))
+
+
+def run_host(
+    program: Path | LoadedProgram, inputs: list[np.ndarray], tosa_dir: Path | None = None
+) -> list[np.ndarray]:
+    """Run the program on the host reference."""
+    return host_runner(program, tosa_dir).run(inputs)

@@ -61,6 +61,26 @@ class Args {
     return rt::Error::Ok;
   }
 
+  // A call that may or may not carry its return value (ops returning `()`
+  // whose out is a list: ExecuTorch still passes the out list a second time).
+  rt::Error count_either(size_t n, size_t n_with_return) const {
+    return count(nargs_ == n_with_return ? n_with_return : n);
+  }
+
+  size_t size() const { return nargs_; }
+
+  // The out list repeated as the return value: same tensors, in order.
+  rt::Error returned_list(size_t i, const rt::ArrayRef<rt::Tensor*>& out) const {
+    RT_TRY(expect_tag(i, "return", rt::Tag::TensorList));
+    const rt::ArrayRef<rt::Tensor*>& ret = args_[i]->u.tensor_list;
+    bool same = ret.size == out.size && (ret.data != nullptr || ret.size == 0);
+    for (size_t k = 0; same && k < out.size; ++k) {
+      same = ret[k] == out[k] || (ret[k] != nullptr && ret[k]->data == out[k]->data);
+    }
+    RT_CHECK(same, rt::Error::InvalidArgument, "%s: the return value does not alias out", op_);
+    return rt::Error::Ok;
+  }
+
   rt::Error tensor(size_t i, const char* name, rt::Tensor*& out) const {
     out = nullptr;
     RT_TRY(expect_tag(i, name, rt::Tag::Tensor));

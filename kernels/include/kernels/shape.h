@@ -23,12 +23,13 @@ class ShapeStr {
       }
       char digits[12];
       int k = 0;
-      uint32_t v = sizes[d] < 0 ? 0u : static_cast<uint32_t>(sizes[d]);
+      const bool negative = sizes[d] < 0;
+      uint32_t v = negative ? 0u - static_cast<uint32_t>(sizes[d]) : static_cast<uint32_t>(sizes[d]);
       do {
         digits[k++] = static_cast<char>('0' + v % 10u);
         v /= 10u;
       } while (v != 0u);
-      if (sizes[d] < 0) digits[k++] = '-';
+      if (negative) digits[k++] = '-';
       while (k > 0) buf_[n++] = digits[--k];
     }
     buf_[n++] = ']';
@@ -97,6 +98,13 @@ inline rt::Error check_contiguous_dim_order(const char* op, const rt::ArrayRef<i
   for (size_t i = 0; ok && i < dim_order->size; ++i) ok = (*dim_order)[i] == static_cast<int64_t>(i);
   RT_CHECK(ok, rt::Error::NotSupported, "%s: only the contiguous dim_order is supported", op);
   return rt::Error::Ok;
+}
+
+// The two tensors' bytes intersect (empty tensors intersect nothing).
+inline bool overlaps(const rt::Tensor& a, const rt::Tensor& b) {
+  if (a.nbytes == 0 || b.nbytes == 0) return false;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
+  return a0 < b0 + b.nbytes && b0 < a0 + a.nbytes;
 }
 
 // Product of sizes[from..to).

@@ -92,6 +92,7 @@ class Method {
   Span scratch_ = {nullptr, 0};
   MemoryUse memory_use_ = {0, 0, 0, 0};
   uint32_t max_steps_ = kDefaultMaxSteps;
+  bool loaded_ = false;
 };
 
 }  // namespace rt

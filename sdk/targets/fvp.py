@@ -1,0 +1,81 @@
+"""The Arm FVP target (e.g. FVP_Corstone_SSE-300_Ethos-U55), driven by board.yaml.
+
+The FVP is not installable here: users install it themselves. Without it on PATH the target
+fails with "FVP not installed". Its NPU is simulated, so Ethos-U programs can run on it.
+Success is proved by the firmware's own record, never by the FVP's exit status alone.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from sdk.errors import TargetError, UsageError
+from sdk.firmware.boards import Board
+from sdk.targets.emulator import ConsoleRun, Preload, run_process
+
+
+class FvpTarget:
+    name = "fvp"
+    # The FVP's own exit status does not carry the firmware's semihosting exit code.
+    propagates_exit_code = False
+
+    def __init__(self, board: Board, npu_config: str | None = None) -> None:
+        self.board = board
+        self.config = board.target("fvp")
+        self.binary = str(self.config["binary"])
+        self.npu_config = npu_config or board.npu_default_config
+        if self.npu_config not in board.npu_configs:
+            raise UsageError(
+                f"board {board.name}: unknown NPU config {self.npu_config!r}; "
+                f"choose one of {', '.join(board.npu_configs)}"
+            )
+
+    @property
+    def num_macs(self) -> int:
+        """MACs per cycle of the configured NPU ("ethos-u55-128" -> 128)."""
+        match = re.search(r"-(\d+)$", self.npu_config)
+        if match is None:
+            raise UsageError(f"NPU config {self.npu_config!r} does not end in a MAC count")
+        return int(match.group(1))
+
+    def command(
+        self,
+        elf: Path,
+        preloads: list[Preload],
+        workdir: Path,
+        console_log: Path,
+        timeout_s: float | None = None,
+    ) -> list[str]:
+        values = {"num_macs": self.num_macs, "workdir": workdir, "console_log": console_log}
+        command = [self.binary]
+        for key, value in self.config.get("params", {}).items():
+            command += ["-C", f"{key}={str(value).format(**values)}"]
+        command += ["-a", str(elf)]
+        for preload in preloads:
+            command += ["--data", f"{preload.path}@0x{preload.address:08x}"]
+        if timeout_s is not None:
+            command += ["--timelimit", str(int(timeout_s))]
+        return command
+
+    def tick_hz(self, reported_hz: int) -> int:
+        return reported_hz
+
+    def instructions(self, run_ticks: int) -> int | None:
+        return None  # the FVP's CPU timing is not meaningful
+
+    def run(
+        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
+    ) -> ConsoleRun:
+        if shutil.which(self.binary) is None:
+            raise TargetError(
+                f"FVP not installed: {self.binary} is not on PATH (install Arm's "
+                "Corstone-300 FVP and put its binary on PATH)"
+            )
+        uart_log = workdir / "uart0.log"
+        command = self.command(elf, preloads, workdir, uart_log, timeout_s)
+        run = run_process(command, timeout_s + 10, workdir, self.binary)
+        # UART0 goes to its own file: that is the console the record is read from.
+        text = uart_log.read_text(errors="replace") if uart_log.is_file() else ""
+        return ConsoleRun(run.exit_code, uart_log, text, run.stderr_text)

@@ -1,0 +1,111 @@
+"""`run_on_target`: build the firmware for a program, boot it on an emulator, read the result.
+
+    result = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
+
+The inputs are checked against the program on the host before anything is built or booted.
+Targets are looked up in TARGETS by name; nothing here knows a board or an emulator's flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sdk.errors import TargetError, UsageError
+from sdk.firmware.boards import Board, load_board
+from sdk.firmware.build import build_firmware
+from sdk.firmware.image import write_blobs
+from sdk.firmware.records import check_record, parse_record
+from sdk.program.pte import load_program
+from sdk.targets.emulator import Preload, Target
+from sdk.targets.fvp import FvpTarget
+from sdk.targets.qemu import QemuTarget
+
+TARGETS: dict[str, Callable[[Board], Target]] = {
+    "qemu": QemuTarget,
+    "fvp": FvpTarget,
+}
+
+
+@dataclass
+class RunResult:
+    outputs: list[np.ndarray]
+    init_ticks: int
+    run_ticks: int
+    tick_hz: int  # as the target clocks the ticks (QEMU: virtual time)
+    instructions: int | None  # QEMU with -icount only
+    console_log: Path
+    memory: dict[str, int]
+
+
+def make_target(target: str, board: Board) -> Target:
+    if target not in TARGETS:
+        raise UsageError(f"unknown target {target!r}; targets: {', '.join(sorted(TARGETS))}")
+    return TARGETS[target](board)
+
+
+def run_on_target(
+    target: str,
+    board: str,
+    pte: Path,
+    inputs: list[np.ndarray],
+    timeout_s: float,
+    workdir: Path,
+) -> RunResult:
+    """Build, boot, run and check; any failure is one SdkError line with the log path."""
+    program = load_program(pte)
+    program.check_inputs(inputs)
+    spec = load_board(board)
+    emulator = make_target(target, spec)
+    workdir = Path(workdir)
+    program_blob, inputs_blob = write_blobs(program, inputs, workdir)
+    check_fits(spec, "program", program_blob)
+    check_fits(spec, "inputs", inputs_blob)
+    elf = build_firmware(spec.name, Path(pte), workdir / "executor_runner.elf")
+    return run_firmware(emulator, spec, elf, program_blob, inputs_blob, timeout_s, workdir)
+
+
+def check_fits(board: Board, slot_name: str, blob: Path) -> None:
+    slot = board.slots[slot_name]
+    size = blob.stat().st_size
+    if size > slot.size:
+        raise UsageError(
+            f"the {slot_name} blob ({size} bytes) does not fit board {board.name}'s "
+            f"{slot_name} slot ({slot.size} bytes)"
+        )
+
+
+def run_firmware(
+    emulator: Target,
+    board: Board,
+    elf: Path,
+    program_blob: Path | None,
+    inputs_blob: Path,
+    timeout_s: float,
+    workdir: Path,
+) -> RunResult:
+    """Boot a built firmware with the blobs preloaded and check its record."""
+    preloads = [Preload(inputs_blob, board.slots["inputs"].base)]
+    if program_blob is not None:
+        preloads.insert(0, Preload(program_blob, board.slots["program"].base))
+    run = emulator.run(elf, preloads, timeout_s, workdir)
+    record = parse_record(run.console_text)
+    exit_code: int | None = run.exit_code
+    if not emulator.propagates_exit_code:
+        exit_code = 0 if record.passed else None
+    outputs = check_record(record, exit_code, run.console_log)
+    init_ticks, run_ticks, reported_hz = record.ticks()
+    if not record.memory:
+        raise TargetError("the record has no memory line", log_path=run.console_log)
+    return RunResult(
+        outputs=outputs,
+        init_ticks=init_ticks,
+        run_ticks=run_ticks,
+        tick_hz=emulator.tick_hz(reported_hz),
+        instructions=emulator.instructions(run_ticks),
+        console_log=run.console_log,
+        memory=record.memory,
+    )

@@ -1,0 +1,103 @@
+"""Boards as data: board.yaml validation, and the linker script agreeing with it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sdk.errors import UsageError
+from sdk.firmware.boards import Region, available_boards, load_board
+from sdk.paths import BOARDS_DIR
+
+
+def linker_regions(script: Path) -> dict[str, Region]:
+    text = re.sub(r"/\*.*?\*/", "", script.read_text(), flags=re.S)
+    block = re.search(r"MEMORY\s*\{(.*?)\}", text, re.S)
+    assert block, f"{script}: no MEMORY block"
+    regions = {}
+    for name, origin, length in re.findall(
+        r"(\w+)\s*\([rwx]+\)\s*:\s*ORIGIN\s*=\s*(0x[0-9a-fA-F]+)\s*,\s*LENGTH\s*=\s*(0x[0-9a-fA-F]+)",
+        block.group(1),
+    ):
+        regions[name] = Region(name, int(origin, 16), int(length, 16))
+    return regions
+
+
+@pytest.mark.parametrize("name", available_boards())
+def test_linker_script_agrees_with_board_yaml(name: str):
+    board = load_board(name)
+    regions = linker_regions(board.linker_script)
+    assert regions, "the linker script declares no memory"
+    # Regions named like board.yaml memory regions must be exactly those regions.
+    for region in regions.values():
+        memory = board.memory.get(region.name.lower())
+        if memory is not None:
+            assert (region.base, region.size) == (memory.base, memory.size), region.name
+        else:
+            # Any other region (e.g. DDR_IMAGE) lies inside one memory region, clear of the slots.
+            assert any(m.contains(region) for m in board.memory.values()), region.name
+            for slot in board.slots.values():
+                assert not slot.overlaps(region), f"{region.name} overlaps slot {slot.name}"
+    script = board.linker_script.read_text()
+    assert "__stack_size" in script  # stack size comes from board.yaml through --defsym
+
+
+def test_corstone300_facts():
+    board = load_board("corstone300")
+    assert board.console_base == 0x59303000
+    assert (board.npu_base, board.npu_irq) == (0x58102000, 56)
+    assert board.npu_default_config == "ethos-u55-128"
+    assert board.slots["program"].base == 0x70000000
+    assert board.memory["itcm"].base == 0x10000000 and board.memory["dtcm"].base == 0x30000000
+    assert board.target("qemu")["machine"] == "mps3-an547"
+    assert board.target("fvp")["binary"] == "FVP_Corstone_SSE-300_Ethos-U55"
+    macros = board.config_macros()
+    assert macros["SDK_PROGRAM_SLOT_ADDR"] == "0x70000000u"
+    assert macros["SDK_CONSOLE_BASE"] == "0x59303000u"
+
+
+def test_unknown_board_lists_the_known_ones():
+    with pytest.raises(UsageError, match=r"unknown board 'nope'; boards: .*corstone300"):
+        load_board("nope")
+
+
+def test_unknown_npu_config_is_refused():
+    with pytest.raises(UsageError, match="unknown NPU config"):
+        load_board("corstone300").config_macros("ethos-u55-999")
+
+
+def copy_board(tmp_path: Path, edit) -> Path:
+    folder = tmp_path / "boards" / "corstone300"
+    shutil.copytree(BOARDS_DIR / "corstone300", folder)
+    data = yaml.safe_load((folder / "board.yaml").read_text())
+    edit(data)
+    (folder / "board.yaml").write_text(yaml.safe_dump(data))
+    return folder.parent
+
+
+def test_overlapping_slots_are_refused(tmp_path: Path):
+    def overlap(data):
+        data["slots"]["inputs"]["base"] = data["slots"]["program"]["base"] + 16
+
+    boards = copy_board(tmp_path, overlap)
+    with pytest.raises(UsageError, match="overlap"):
+        load_board("corstone300", boards)
+
+
+def test_slot_outside_memory_is_refused(tmp_path: Path):
+    def outside(data):
+        data["slots"]["scratch"]["base"] = 0x90000000
+
+    boards = copy_board(tmp_path, outside)
+    with pytest.raises(UsageError, match="slot scratch lies outside every memory region"):
+        load_board("corstone300", boards)
+
+
+def test_missing_section_is_named(tmp_path: Path):
+    boards = copy_board(tmp_path, lambda data: data.pop("npu"))
+    with pytest.raises(UsageError, match="missing 'npu'"):
+        load_board("corstone300", boards)

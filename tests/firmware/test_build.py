@@ -1,0 +1,102 @@
+"""The SCons firmware build: incremental, generated files only in the build folder, exactly the
+kernels the program needs, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sdk.errors import BuildError, UsageError
+from sdk.firmware.build import build_command, build_firmware
+from sdk.paths import KERNELS_DIR, REPO_ROOT
+
+GENERATED_NAMES = (
+    "program_generated.h",
+    "scalar_type_generated.h",
+    "kernel_registry.cpp",
+    "kernel_select.h",
+    "kernel_manifest.json",
+    "board_config.h",
+    "embedded_program.S",
+)
+SOURCE_FOLDERS = ("firmware", "kernels", "boards", "sdk", "tests")
+
+
+def variant_of(elf_log: Path) -> Path:
+    """The variant folder SCons built in, from the 'firmware: <elf>' line of the build log."""
+    for line in elf_log.read_text().splitlines():
+        if line.startswith("firmware: "):
+            return Path(line.split(": ", 1)[1]).parent
+    raise AssertionError(f"{elf_log}: no 'firmware:' line")
+
+
+@pytest.fixture(scope="module")
+def add_firmware(programs, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("add_fw") / "executor_runner.elf"
+    return build_firmware("corstone300", programs["add"], out)
+
+
+def test_the_elf_is_an_arm_executable(add_firmware: Path):
+    assert add_firmware.read_bytes()[:4] == b"\x7fELF"
+    assert add_firmware.read_bytes()[18] == 40  # e_machine EM_ARM
+
+
+def test_a_second_identical_build_does_nothing(add_firmware: Path, programs):
+    command = build_command("corstone300", programs["add"], add_firmware)
+    first = subprocess.run(command, capture_output=True, text=True)  # catches up on any edit
+    assert first.returncode == 0, first.stdout[-2000:]
+    second = subprocess.run(command, capture_output=True, text=True)
+    assert second.returncode == 0
+    assert "cxx " not in second.stdout and "link " not in second.stdout, second.stdout
+    question = subprocess.run([*command, "--question"], capture_output=True, text=True)
+    assert question.returncode == 0, question.stdout[-2000:]
+
+
+def test_generated_files_stay_in_the_build_folder(add_firmware: Path):
+    for folder in SOURCE_FOLDERS:
+        for name in GENERATED_NAMES:
+            found = list((REPO_ROOT / folder).rglob(name))
+            assert not found, f"generated file outside the build folder: {found}"
+
+
+def test_exactly_the_manifest_kernels_are_compiled(add_firmware: Path):
+    variant = variant_of(add_firmware.with_name("executor_runner.build.log"))
+    manifest = json.loads((variant / "gen" / "kernel_manifest.json").read_text())
+    assert [k["op"] for k in manifest["kernels"]] == ["aten::add.out"]
+    compiled = sorted(
+        str(p.relative_to(variant / "kernels").with_suffix(".cpp"))
+        for p in (variant / "kernels").rglob("*.o")
+    )
+    assert compiled == manifest["sources"]
+    select = (variant / "gen" / "kernel_select.h").read_text()
+    assert "KERNEL_SELECT_aten_add_out (::rt::dtype_bit(::rt::ScalarType::Float))" in select
+
+
+@pytest.mark.slow
+def test_without_a_program_every_kernel_is_built(tmp_path: Path):
+    elf = build_firmware("corstone300", None, tmp_path / "all.elf")
+    variant = variant_of(tmp_path / "all.build.log")
+    manifest = json.loads((variant / "gen" / "kernel_manifest.json").read_text())
+    listed = yaml.safe_load((KERNELS_DIR / "kernels.yaml").read_text())
+    assert {k["op"] for k in manifest["kernels"]} == {entry["op"] for entry in listed}
+    assert elf.is_file()
+
+
+def test_a_missing_kernel_fails_the_build_naming_it(programs, tmp_path: Path):
+    with pytest.raises(BuildError, match=r"aten::cumsum\.out") as caught:
+        build_firmware("corstone300", programs["cumsum"], tmp_path / "fw.elf")
+    assert caught.value.log_path is not None and caught.value.log_path.is_file()
+
+
+def test_an_unknown_board_is_a_usage_error(programs, tmp_path: Path):
+    with pytest.raises(UsageError, match="unknown board"):
+        build_firmware("no_such_board", programs["add"], tmp_path / "fw.elf")
+
+
+def test_embed_needs_a_program(tmp_path: Path):
+    with pytest.raises(BuildError, match="embed=1 needs pte"):
+        build_firmware("corstone300", None, tmp_path / "fw.elf", embed=True)

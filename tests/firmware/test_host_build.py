@@ -1,0 +1,122 @@
+"""The host build of the runtime and runner (gcc, ASan + UBSan): unit tests, fuzzing, runner."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fwprograms import oracle, random_inputs
+
+from sdk.firmware.image import pack_inputs
+from sdk.firmware.records import check_record, parse_record
+from sdk.paths import FIRMWARE_DIR
+
+UNIT_TESTS = sorted(p.stem for p in FIRMWARE_DIR.glob("**/*_test.cpp"))
+
+
+def test_there_are_unit_tests():
+    assert {"program_test", "method_test", "runner_test"} <= set(UNIT_TESTS)
+
+
+@pytest.mark.parametrize("name", UNIT_TESTS)
+def test_unit_tests_pass_under_sanitizers(host_build: Path, programs, name: str):
+    folder = programs["add"].parent
+    result = subprocess.run(
+        [str(host_build / "tests" / name), "--programs", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert summary.endswith(" 0 failed"), summary
+    assert "runtime error" not in result.stderr  # UBSan reports
+    assert "FAIL" not in result.stdout
+
+
+def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs):
+    seeds = [str(programs[name]) for name in ("id", "add", "quant_mix", "bmm", "delegate")]
+    result = subprocess.run(
+        [str(host_build / "fuzz_program"), "--iterations", "5000", "--seed", "7", *seeds],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "fuzz_program: 5000 iterations" in result.stdout
+    # Some mutants must get past verification, or the fuzzing never reaches the method loader.
+    passed = int(result.stdout.split(",")[1].split()[0])
+    assert passed > 100, result.stdout
+
+
+def run_host(host_build: Path, pte: Path, inputs_blob: bytes, tmp_path: Path):
+    blob = tmp_path / "inputs.sdki"
+    blob.write_bytes(inputs_blob)
+    return subprocess.run(
+        [str(host_build / "host_runner"), str(pte), str(blob)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_host_runner_matches_executorch_bit_for_bit(host_build, programs, tmp_path):
+    pte = programs["quant_mix"]
+    inputs = random_inputs(pte, seed=3)
+    result = run_host(host_build, pte, pack_inputs(inputs), tmp_path)
+    outputs = check_record(parse_record(result.stdout), result.returncode)
+    expected = oracle(pte, inputs)
+    assert len(outputs) == len(expected) == 2
+    for got, want in zip(outputs, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_host_runner_reports_input_mismatch(host_build, programs, tmp_path):
+    pte = programs["add"]
+    wrong = [np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32)]
+    result = run_host(host_build, pte, pack_inputs(wrong), tmp_path)
+    assert result.returncode == 10  # InputMismatch
+    record = parse_record(result.stdout)
+    assert record.result is not None
+    assert record.result["name"] == "InputMismatch"
+    assert "input 1: shape [3,2] given, the program takes [2,3]" in record.result["reason"]
+
+
+def test_host_runner_reports_missing_operator(host_build, programs, tmp_path):
+    pte = programs["cumsum"]
+    result = run_host(host_build, pte, pack_inputs(random_inputs(pte)), tmp_path)
+    assert result.returncode == 5  # OperatorMissing
+    assert "aten::cumsum.out" in parse_record(result.stdout).result["reason"]
+
+
+def test_host_runner_refuses_a_corrupt_program_blob(host_build, programs, tmp_path):
+    from sdk.firmware.image import pack_program
+
+    blob = bytearray(pack_program(programs["add"].read_bytes()))
+    blob[100] ^= 0xFF
+    corrupt = tmp_path / "corrupt.sdkp"
+    corrupt.write_bytes(bytes(blob))
+    result = run_host(host_build, corrupt, pack_inputs(random_inputs(programs["add"])), tmp_path)
+    assert result.returncode == 3  # InvalidProgram
+    assert "CRC" in parse_record(result.stdout).result["reason"]
+
+
+def test_libfuzzer_target(host_build: Path, programs, tmp_path: Path):
+    binary = host_build / "fuzz_program_libfuzzer"
+    # scripts/bootstrap.sh installs clang; without it this is a missing install step.
+    assert binary.is_file(), "clang is not installed: the libFuzzer target was not built"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("id", "add", "quant_mix", "bmm", "delegate"):
+        (corpus / f"{name}.pte").write_bytes(programs[name].read_bytes())
+    result = subprocess.run(
+        [str(binary), "-runs=5000", "-seed=7", f"-artifact_prefix={tmp_path}/", str(corpus)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "Done 5000 runs" in result.stderr

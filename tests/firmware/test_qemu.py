@@ -1,0 +1,147 @@
+"""The firmware on QEMU (mps3-an547): real arm-none-eabi builds, real QEMU, no mocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fwprograms import oracle, random_inputs
+
+from sdk.errors import TargetError, UsageError
+from sdk.firmware.boards import load_board
+from sdk.firmware.build import build_firmware
+from sdk.firmware.image import pack_program, write_blobs
+from sdk.program.pte import load_program
+from sdk.targets.qemu import QemuTarget
+from sdk.targets.run import run_firmware, run_on_target
+
+pytestmark = pytest.mark.slow
+BOARD = "corstone300"
+TIMEOUT_S = 120.0
+
+
+def test_cpu_program_matches_executorch_bit_for_bit(programs, tmp_path: Path):
+    pte = programs["quant_mix"]
+    inputs = random_inputs(pte, seed=11)
+    result = run_on_target("qemu", BOARD, pte, inputs, TIMEOUT_S, tmp_path)
+    expected = oracle(pte, inputs)
+    assert len(result.outputs) == len(expected) == 2
+    for got, want in zip(result.outputs, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert result.outputs[1].dtype == np.int16
+    assert result.run_ticks > 0 and result.instructions is not None and result.instructions > 0
+    assert result.tick_hz == 32_000_000  # QEMU's SysTick rate in virtual time
+    assert result.memory["planned_used"] > 0
+    assert result.memory["planned_used"] <= result.memory["planned_size"]
+    assert result.console_log.is_file()
+
+
+def test_instruction_counts_are_deterministic(programs, tmp_path: Path):
+    pte = programs["quant_mix"]
+    inputs = random_inputs(pte, seed=1)
+    first = run_on_target("qemu", BOARD, pte, inputs, TIMEOUT_S, tmp_path / "a")
+    second = run_on_target("qemu", BOARD, pte, inputs, TIMEOUT_S, tmp_path / "b")
+    assert first.run_ticks == second.run_ticks
+    assert first.instructions == second.instructions
+
+
+def test_bmm_program_agrees_with_executorch(programs, tmp_path: Path):
+    # The Helium bmm kernel accumulates with fused multiply-adds: a few float ULPs from
+    # ExecuTorch's portable kernel; the sum is exact.
+    pte = programs["bmm"]
+    inputs = random_inputs(pte, seed=5)
+    result = run_on_target("qemu", BOARD, pte, inputs, TIMEOUT_S, tmp_path)
+    expected = oracle(pte, inputs)
+    np.testing.assert_allclose(result.outputs[0], expected[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(result.outputs[1], expected[1])
+
+
+def test_embedded_program_runs_without_a_program_blob(programs, tmp_path: Path):
+    pte = programs["add"]
+    inputs = random_inputs(pte, seed=2)
+    board = load_board(BOARD)
+    _, inputs_blob = write_blobs(load_program(pte), inputs, tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "embedded.elf", embed=True)
+    result = run_firmware(QemuTarget(board), board, elf, None, inputs_blob, TIMEOUT_S, tmp_path)
+    np.testing.assert_array_equal(result.outputs[0], inputs[0] + inputs[1])
+
+
+def test_ethos_u_program_without_npu_fails_with_backend_missing(programs, tmp_path: Path):
+    pte = programs["delegate"]
+    with pytest.raises(TargetError, match=r"BackendMissing \(code 6\).*'EthosUBackend'") as caught:
+        run_on_target("qemu", BOARD, pte, random_inputs(pte), TIMEOUT_S, tmp_path)
+    console = caught.value.log_path.read_text()
+    assert "npu ethos-u55-128 at 0x58102000: absent" in console
+
+
+def test_a_hanging_firmware_is_a_timeout(programs, tmp_path: Path):
+    board = load_board(BOARD)
+    pte = programs["id"]
+    program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "hang.elf", test_hook="hang")
+    with pytest.raises(TargetError, match=r"timeout after 3 s") as caught:
+        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, 3.0, tmp_path)
+    assert "hanging on purpose" in caught.value.log_path.read_text()
+
+
+def test_a_faulting_firmware_reports_the_fault(programs, tmp_path: Path):
+    board = load_board(BOARD)
+    pte = programs["id"]
+    program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "fault.elf", test_hook="fault")
+    with pytest.raises(TargetError, match=r"faulted: cfsr=0x00010000 .*pc=0x1") as caught:
+        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+    assert "@sdk fault cfsr=0x00010000" in caught.value.log_path.read_text()  # UNDEFINSTR
+
+
+def test_a_stack_overflow_is_caught_by_the_stack_limit(programs, tmp_path: Path):
+    board = load_board(BOARD)
+    pte = programs["id"]
+    program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "stack.elf", test_hook="stack")
+    # UsageFault STKOF (CFSR bit 20): MSPLIM stops the overflow before it reaches .bss.
+    with pytest.raises(TargetError, match=r"faulted: cfsr=0x00100000"):
+        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+
+
+def test_a_corrupt_program_blob_is_refused_by_the_firmware(programs, tmp_path: Path):
+    board = load_board(BOARD)
+    pte = programs["add"]
+    _, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    corrupt = bytearray(pack_program(pte.read_bytes()))
+    corrupt[64] ^= 0x40
+    program_blob = tmp_path / "corrupt.sdkp"
+    program_blob.write_bytes(bytes(corrupt))
+    elf = build_firmware(BOARD, pte, tmp_path / "fw.elf")
+    with pytest.raises(TargetError, match=r"InvalidProgram \(code 3\): program blob CRC"):
+        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+
+
+def test_missing_inputs_blob_is_reported(programs, tmp_path: Path):
+    board = load_board(BOARD)
+    pte = programs["add"]
+    program_blob, _ = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(bytes(64))
+    elf = build_firmware(BOARD, pte, tmp_path / "fw.elf")
+    with pytest.raises(TargetError, match=r"InvalidInputs \(code 13\): no inputs blob"):
+        run_firmware(QemuTarget(board), board, elf, program_blob, empty, TIMEOUT_S, tmp_path)
+
+
+def test_inputs_are_checked_on_the_host_before_anything_runs(programs, tmp_path: Path):
+    pte = programs["add"]
+    wrong = [np.zeros((2, 3), np.float32), np.zeros((2, 3), np.int32)]
+    with pytest.raises(UsageError, match=r"input 1: the program takes Float \[2, 3\], got int32"):
+        run_on_target("qemu", BOARD, pte, wrong, TIMEOUT_S, tmp_path)
+    with pytest.raises(UsageError, match="takes 2 inputs, 1 were given"):
+        run_on_target("qemu", BOARD, pte, wrong[:1], TIMEOUT_S, tmp_path)
+    assert not (tmp_path / "executor_runner.elf").exists()
+    assert not (tmp_path / "console.log").exists()
+
+
+def test_unknown_target_is_a_usage_error(programs, tmp_path: Path):
+    pte = programs["add"]
+    with pytest.raises(UsageError, match="unknown target 'board9'; targets: fvp, qemu"):
+        run_on_target("board9", BOARD, pte, random_inputs(pte), TIMEOUT_S, tmp_path)

@@ -1,0 +1,124 @@
+"""Reading the `@sdk` record and packing the blobs: pure host code, no build."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from sdk.errors import TargetError, UsageError
+from sdk.firmware.image import (
+    INPUTS_MAGIC,
+    PROGRAM_MAGIC,
+    pack_inputs,
+    pack_program,
+    unpack_blob,
+)
+from sdk.firmware.records import check_record, parse_record
+
+DATA = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def record_text(data: bytes = DATA.tobytes(), crc: int | None = None, result: str = "ok") -> str:
+    crc = zlib.crc32(data) if crc is None else crc
+    lines = [
+        "@sdk begin v=1 board=corstone300",
+        "executor_runner: some log text",
+        "@sdk memory planned_used=32 planned_size=1024 meta_used=80 meta_size=4096",
+        f"@sdk output index=0 dtype=6 sizes=2,3 nbytes=24 crc={crc:08x}",
+        f"@sdk data index=0 offset=0 hex={data[:16].hex()}",
+        f"@sdk data index=0 offset=16 hex={data[16:].hex()}",
+    ]
+    if result == "ok":
+        lines.append("@sdk result status=ok outputs=1 init_ticks=10 run_ticks=20 tick_hz=1000")
+    elif result:
+        lines.append(result)
+    return "\r\n".join(lines) + "\r\n"
+
+
+def test_a_good_record_gives_the_outputs():
+    record = parse_record(record_text())
+    outputs = check_record(record, 0)
+    np.testing.assert_array_equal(outputs[0], DATA)
+    assert outputs[0].dtype == np.float32
+    assert record.memory["planned_used"] == 32
+    assert record.ticks() == (10, 20, 1000)
+    assert record.log_lines == ["executor_runner: some log text"]
+
+
+def test_crc_mismatch_is_an_error():
+    with pytest.raises(TargetError, match="output 0: CRC mismatch"):
+        check_record(parse_record(record_text(crc=0x12345678)), 0)
+
+
+def test_missing_result_line_is_an_error():
+    with pytest.raises(TargetError, match="without a result line"):
+        check_record(parse_record(record_text(result="")), 0)
+
+
+def test_missing_data_line_is_an_error():
+    text = "\n".join(line for line in record_text().splitlines() if "offset=16" not in line)
+    with pytest.raises(TargetError, match="output 0: 16 of 24 bytes arrived"):
+        check_record(parse_record(text), 0)
+
+
+def test_lost_line_in_the_middle_is_an_error():
+    text = record_text().replace("offset=0 hex=", "offset=4 hex=")
+    with pytest.raises(TargetError, match="data at offset 4, expected 0"):
+        parse_record(text)
+
+
+def test_no_begin_line_means_the_firmware_did_not_start():
+    with pytest.raises(TargetError, match="did not start"):
+        check_record(parse_record("garbage\n"), 0)
+
+
+def test_error_result_carries_name_code_and_reason():
+    line = '@sdk result status=error code=5 name=OperatorMissing reason="aten::foo.out: no kernel"'
+    with pytest.raises(TargetError, match=r"OperatorMissing \(code 5\): aten::foo.out: no kernel"):
+        check_record(parse_record(record_text(result=line)), 5)
+
+
+def test_fault_record_is_reported():
+    text = record_text(result="@sdk fault cfsr=0x00010000 hfsr=0x00000000 pc=0x10000100")
+    with pytest.raises(TargetError, match="faulted: cfsr=0x00010000 hfsr=0x00000000 pc="):
+        check_record(parse_record(text), 100)
+
+
+def test_ok_record_with_a_nonzero_exit_is_an_error():
+    with pytest.raises(TargetError, match="exited with 3"):
+        check_record(parse_record(record_text()), 3)
+
+
+def test_output_count_must_match_the_result():
+    text = record_text().replace("outputs=1", "outputs=2")
+    with pytest.raises(TargetError, match="announces 2 outputs, 1 arrived"):
+        check_record(parse_record(text), 0)
+
+
+def test_blobs_round_trip_and_check_their_crc():
+    blob = pack_program(b"0123ET12rest")
+    assert blob[:4] == PROGRAM_MAGIC and len(blob) == 32 + 12
+    assert unpack_blob(blob, PROGRAM_MAGIC) == b"0123ET12rest"
+    corrupt = bytearray(blob)
+    corrupt[-1] ^= 1
+    with pytest.raises(UsageError, match="CRC"):
+        unpack_blob(bytes(corrupt), PROGRAM_MAGIC)
+
+
+def test_inputs_blob_layout_follows_the_doc():
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    b = np.ones((4,), dtype=np.float32)
+    payload = unpack_blob(pack_inputs([a, b]), INPUTS_MAGIC)
+    count, reserved = struct.unpack_from("<II", payload)
+    assert (count, reserved) == (2, 0)
+    records = [struct.unpack_from("<BBHIII8i", payload, 8 + 48 * i) for i in range(2)]
+    dtype, ndim, _, nbytes, offset, _, *sizes = records[0]
+    assert (dtype, ndim, nbytes, sizes[:3]) == (2, 2, 12, [2, 3, 0])
+    assert offset % 16 == 0 and offset >= 8 + 2 * 48
+    assert payload[offset : offset + nbytes] == a.tobytes()
+    dtype, ndim, _, nbytes, offset, _, *sizes = records[1]
+    assert (dtype, ndim, nbytes, sizes[0]) == (6, 1, 16, 4)
+    assert payload[offset : offset + nbytes] == b.tobytes()

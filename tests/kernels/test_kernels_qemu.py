@@ -1,0 +1,155 @@
+"""The kernels as the Cortex-M55 runs them: Helium (MVE) paths included, built with
+arm-none-eabi-g++ and run on QEMU's mps3-an547, against ExecuTorch on the host.
+
+All cases go through one boot of the bare-metal harness (tests/kernels/harness/target/)."""
+
+from __future__ import annotations
+
+import shutil
+
+import kbuild
+import kcase
+import koracle as oracle
+import numpy as np
+import pytest
+import torch
+from kharness import Harness, assert_matches, to_numpy
+
+qd = torch.ops.quantized_decomposed
+GEN = torch.Generator().manual_seed(1234)
+
+
+def ints(shape, dtype) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    lo, hi = max(info.min, -(2**31)), min(info.max, 2**31 - 1)
+    return torch.randint(lo, hi + 1, shape, generator=GEN, dtype=torch.int64).to(dtype)
+
+
+def floats(shape) -> torch.Tensor:
+    return torch.randn(shape, generator=GEN)
+
+
+def magnitude(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    return np.abs(a.double().numpy()) @ np.abs(b.double().numpy())
+
+
+def bmm_cases():
+    # M around the 3-row block, N around the 8/16/32-column blocks, K odd/even/0/large
+    shapes = [(1, 3, 16, 8), (2, 7, 33, 17), (1, 4, 64, 32), (1, 2, 5, 9), (3, 1, 1, 1),
+              (1, 6, 0, 8), (1, 3, 2047, 33), (1, 3, 257, 31), (1, 9, 12, 33),
+              (1, 5, 3, 64)]  # fmt: skip
+    for b, m, k, n in shapes:
+        a, w = floats((b, m, k)), floats((b, k, n))
+        yield f"bmm-f32-{m}x{k}x{n}", torch.bmm, (a, w), [magnitude(a, w)]
+    for dtype in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64):
+        for b, m, k, n in shapes[:7]:  # up to the large K
+            yield (
+                f"bmm-{dtype}-{m}x{k}x{n}",
+                torch.bmm,
+                (ints((b, m, k), dtype), ints((b, k, n), dtype)),
+                None,
+            )
+
+
+def quant_cases():
+    for dtype, lo, hi in [
+        (torch.int8, -128, 127),
+        (torch.int16, -32768, 32767),
+        (torch.uint8, 0, 255),
+    ]:
+        for n in (1, 4, 7, 64, 129):
+            x = floats((n,)) * 200
+            # half the values are exact ties at scale 0.5: (k + 0.5) * 0.5
+            x[: n // 2] = (torch.round(x[: n // 2]) + 0.5) * 0.5
+
+            def q(t, scale, zp, d=dtype, lo=lo, hi=hi):
+                return qd.quantize_per_tensor(t, scale, zp, lo, hi, d)
+
+            def dq(t, d=dtype, lo=lo, hi=hi):
+                return qd.dequantize_per_tensor(t, 0.0371, 5, lo, hi, d)
+
+            yield f"q-{dtype}-{n}", lambda t, q=q: q(t, 0.5, 3), (x,), None
+            yield f"q-{dtype}-{n}-odd", lambda t, q=q: q(t, 0.0137, -2), (x,), None
+            yield f"dq-{dtype}-{n}", dq, (ints((n,), dtype),), None
+
+
+def elementwise_cases():
+    for a_shape, b_shape in [
+        ((37,), (37,)),
+        ((5, 9), (9,)),
+        ((5, 9), (5, 1)),
+        ((4, 4), ()),
+        ((3,), (2, 3)),
+    ]:
+        a, b = floats(a_shape), floats(b_shape)
+        yield f"add-{a_shape}-{b_shape}", torch.add, (a, b), None
+        yield f"sub-{a_shape}-{b_shape}", lambda x, y: torch.sub(x, y, alpha=3), (a, b), None
+        yield f"mul-{a_shape}-{b_shape}", torch.mul, (a, b), None
+    yield "add-int8", torch.add, (ints((33,), torch.int8), ints((33,), torch.int8)), None
+
+
+def copy_cases():
+    for n in (1, 15, 16, 17, 31, 32, 33, 100):
+        x = ints((3, n), torch.int8)
+        yield f"split-{n}", lambda t, k=n: torch.split(t, [k // 2, k - k // 2], dim=1), (x,), None
+        yield f"cat-{n}", lambda t: torch.cat([t, t * 2], dim=1), (x,), None
+    yield "permute", lambda t: t.permute(2, 0, 1).contiguous(), (floats((3, 5, 7)),), None
+    yield "slice", lambda t: t[:, 1:8:3], (floats((4, 9)),), None
+
+
+def other_cases():
+    yield "softmax", lambda t: torch.softmax(t, dim=-1), (floats((3, 11)) * 4,), None
+    yield "sigmoid", torch.sigmoid, (floats((29,)) * 6,), None
+    yield "sum", lambda t: t.sum(dim=1), (floats((4, 13)),), None
+    yield "to-int8", lambda t: (t * 50).to(torch.int8), (floats((21,)),), None
+
+
+CASES = [*bmm_cases(), *quant_cases(), *elementwise_cases(), *copy_cases(), *other_cases()]
+
+
+@pytest.fixture(scope="module")
+def qemu_results(tmp_path_factory):
+    for tool in (kbuild.ARM_CXX, kbuild.QEMU):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is missing (the set-up installs it)")
+    elf = kbuild.build_target("qemu_cases", [kbuild.TARGET / "target_main.cpp"])
+    harness = Harness(tmp_path_factory.mktemp("qemu"), elf=elf)
+    prepared = []
+    for name, fn, inputs, scales in CASES:
+        pte = oracle.export(fn, inputs)
+        expected = [to_numpy(t) for t in oracle.run(pte, inputs)]
+        case = kcase.case_from_program(pte, [to_numpy(t) for t in inputs])
+        prepared.append((name, case, expected, scales))
+    results = harness.run([case.builder for _, case, _, _ in prepared])
+    return {
+        name: (case, expected, scales, r)
+        for (name, case, expected, scales), r in zip(prepared, results, strict=True)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_on_cortex_m55(qemu_results, name) -> None:
+    case, expected, scales, result = qemu_results[name]
+    result.ok()
+    for i, (out, exp) in enumerate(zip(case.outputs, expected, strict=True)):
+        # float: Helium bmm uses fused multiply-add and newlib's expf differs from glibc's
+        assert_matches(
+            result.tensor(out), exp, rtol=2e-6, scale=None if scales is None else scales[i]
+        )
+
+
+@pytest.mark.slow
+def test_quantize_non_finite_on_cortex_m55(tmp_path) -> None:
+    """The Helium quantize handles NaN and infinities as the scalar path does."""
+    elf = kbuild.build_target("qemu_cases", [kbuild.TARGET / "target_main.cpp"])
+    x = np.array([-np.inf, np.nan, np.inf, 1e30, -1e30, 2.5, 3.5, 0.5, -0.5], np.float32)
+    c = kcase.CaseBuilder()
+    t = c.tensor(x)
+    out = c.tensor(dtype=np.int16, shape=x.shape)
+    args = [c.double(1.0), c.int(0), c.int(-32768), c.int(32767), c.int(2)]
+    c.call("quantized_decomposed::quantize_per_tensor.out", [t, *args, out, out])
+    got = Harness(tmp_path, elf=elf).run_one(c).ok().tensor(out)
+    np.testing.assert_array_equal(
+        got, np.array([-32768, -32768, 32767, 32767, -32768, 2, 4, 0, 0], np.int16)
+    )

@@ -1,0 +1,192 @@
+"""quantize_per_tensor / dequantize_per_tensor / dequantize_per_channel against ExecuTorch:
+round-half-to-even ties, clamping, every quantized dtype, the Tensor variants, and the
+non-finite inputs ExecuTorch leaves to the platform."""
+
+from __future__ import annotations
+
+import kcase
+import numpy as np
+import pytest
+import torch
+
+qd = torch.ops.quantized_decomposed
+Q_OUT = ["quantized_decomposed::quantize_per_tensor.out"]
+DQ_OUT = ["quantized_decomposed::dequantize_per_tensor.out"]
+
+# (dtype, quant_min, quant_max)
+RANGES = [
+    (torch.int8, -128, 127),
+    (torch.int16, -32768, 32767),
+    (torch.uint8, 0, 255),
+    (torch.int8, -100, 100),  # a narrower range than the dtype's
+]
+
+
+def ties(scale: float, zp: int, lo: int, hi: int) -> torch.Tensor:
+    """Exact halves (k + 0.5) * scale around zero and near both clamp bounds, plus values
+    far outside the range: round-half-to-even and clamping are both exercised."""
+    k = np.concatenate(
+        [np.arange(-6, 6), np.arange(lo - zp - 4, lo - zp + 3), np.arange(hi - zp - 3, hi - zp + 4)]
+    )
+    halves = (k + 0.5) * scale
+    far = np.array([(lo - zp) * scale * 3 - 1, (hi - zp) * scale * 3 + 1, 0.0, -0.0])
+    return torch.tensor(np.concatenate([halves, far]), dtype=torch.float32)
+
+
+@pytest.mark.parametrize("dtype,lo,hi", RANGES)
+@pytest.mark.parametrize("scale,zp", [(0.5, 0), (0.25, 3), (1.0, -7)])
+def test_quantize_ties_to_even_and_clamps(check, dtype, lo, hi, scale, zp) -> None:
+    zp = min(max(zp, lo), hi)
+    x = ties(scale, zp, lo, hi)
+    (q,) = check(lambda t: qd.quantize_per_tensor(t, scale, zp, lo, hi, dtype), x, ops=Q_OUT)
+    # the power-of-two scales make every half exact: the results are even-rounded
+    expected = np.clip(np.rint(x.double().numpy() / scale) + zp, lo, hi)
+    np.testing.assert_array_equal(q.astype(np.int64), expected.astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype,lo,hi", RANGES)
+@pytest.mark.parametrize("scale,zp", [(0.0137, -5), (1 / 3, 2), (0.003, 0), (123.4, 1)])
+def test_quantize_random(check, dtype, lo, hi, scale, zp) -> None:
+    zp = min(max(zp, lo), hi)
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(257, generator=gen) * scale * (hi - lo) / 4
+    check(lambda t: qd.quantize_per_tensor(t, scale, zp, lo, hi, dtype), x, ops=Q_OUT)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5])
+def test_quantize_sizes(check, n) -> None:
+    """Sizes around the 4-lane Helium step (the tail is predicated)."""
+    x = torch.linspace(-3, 3, n)
+    check(lambda t: qd.quantize_per_tensor(t, 0.02, 1, -128, 127, torch.int8), x, ops=Q_OUT)
+
+
+def test_quantize_non_finite(host) -> None:
+    """-inf and NaN give quant_min (what ExecuTorch does on x86), +inf gives quant_max
+    (ExecuTorch's x86 build gives quant_min there: its float -> int64 cast overflows)."""
+    x = np.array([-np.inf, np.nan, np.inf, 1e30, -1e30, 2.5, 3.5], np.float32)
+    for dtype, lo, hi in [(np.int8, -128, 127), (np.int16, -32768, 32767), (np.uint8, 0, 255)]:
+        c = kcase.CaseBuilder()
+        t = c.tensor(x)
+        out = c.tensor(dtype=dtype, shape=x.shape)
+        code = kcase.CODES[np.dtype(dtype)]
+        args = [c.double(1.0), c.int(0), c.int(lo), c.int(hi), c.int(code)]
+        c.call(Q_OUT[0], [t, *args, out, out])
+        got = host.run_one(c).ok().tensor(out)
+        np.testing.assert_array_equal(got, np.array([lo, lo, hi, hi, lo, 2, 4], dtype))
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [*RANGES, (torch.int32, -(2**31), 2**31 - 1)])
+@pytest.mark.parametrize("scale,zp", [(0.1, 3), (0.0137, -7), (2.5, 0)])
+def test_dequantize(check, dtype, lo, hi, scale, zp) -> None:
+    zp = min(max(zp, lo), hi)
+    info = torch.iinfo(dtype)
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randint(max(info.min, -(2**30)), min(info.max, 2**30), (513,), generator=gen).to(
+        dtype
+    )
+    check(lambda t: qd.dequantize_per_tensor(t, scale, zp, lo, hi, dtype), x, ops=DQ_OUT)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.float64])
+def test_dequantize_out_dtype(check, out_dtype) -> None:
+    x = torch.arange(-128, 128, dtype=torch.int8).reshape(4, 64)
+    (y,) = check(
+        lambda t: qd.dequantize_per_tensor(
+            t, 0.0371, -3, -128, 127, torch.int8, out_dtype=out_dtype
+        ),
+        x,
+        ops=DQ_OUT,
+    )
+    assert y.dtype == {torch.float32: np.float32, torch.float64: np.float64}[out_dtype]
+
+
+def test_tensor_variants(check) -> None:
+    x = torch.randn(3, 17) * 5
+    scale = torch.tensor([0.05], dtype=torch.float64)
+    zp = torch.tensor([-2], dtype=torch.int64)
+
+    def fn(t, s, z):
+        q = qd.quantize_per_tensor.tensor(t, s, z, -128, 127, torch.int8)
+        return q, qd.dequantize_per_tensor.tensor(q, s, z, -128, 127, torch.int8)
+
+    check(
+        fn, x, scale, zp,
+        ops=[
+            "quantized_decomposed::quantize_per_tensor.Tensor_out",
+            "quantized_decomposed::dequantize_per_tensor.Tensor_out",
+        ],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.uint8])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("with_zp", [True, False])
+def test_dequantize_per_channel(check, dtype, axis, with_zp) -> None:
+    info = torch.iinfo(dtype)
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randint(info.min, info.max + 1, (3, 4, 5), generator=gen).to(dtype)
+    n = x.shape[axis]
+    scales = torch.rand(n, generator=gen, dtype=torch.float64) * 0.1 + 0.001
+    zps = (
+        torch.randint(max(info.min, -5), min(info.max, 5) + 1, (n,), generator=gen)
+        if with_zp
+        else None
+    )
+
+    def fn(t):
+        return qd.dequantize_per_channel(t, scales, zps, axis, info.min, info.max, dtype)
+
+    check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"])
+
+
+def quant_call(c: kcase.CaseBuilder, x: np.ndarray, out_dtype, lo: int, hi: int, dtype_code: int):
+    t = c.tensor(x)
+    out = c.tensor(dtype=out_dtype, shape=x.shape)
+    c.call(
+        Q_OUT[0], [t, c.double(0.1), c.int(0), c.int(lo), c.int(hi), c.int(dtype_code), out, out]
+    )
+
+
+@pytest.mark.parametrize(
+    "out_dtype,lo,hi,code,error",
+    [
+        (np.int8, -129, 127, 1, "range"),  # quant_min below int8
+        (np.uint8, 0, 256, 0, "range"),  # quant_max above uint8
+        (np.int8, -128, 127, 2, "dtype argument"),  # dtype argument != out dtype
+        (np.float32, -128, 127, 6, "does not take"),  # float out
+    ],
+)
+def test_quantize_rejects(host, out_dtype, lo, hi, code, error) -> None:
+    c = kcase.CaseBuilder()
+    quant_call(c, np.zeros(4, np.float32), out_dtype, lo, hi, code)
+    result = host.run_one(c)
+    assert result.status in ("InvalidArgument", "DtypeMismatch")
+    assert error in result.reason, result.reason
+
+
+def test_dequantize_rejects_bad_scale_tensor(host) -> None:
+    c = kcase.CaseBuilder()
+    x = c.tensor(np.zeros(4, np.int8))
+    scale = c.tensor(np.array([0.1], np.float32))  # ExecuTorch takes only Double here
+    zp = c.tensor(np.array([0], np.int64))
+    out = c.tensor(dtype=np.float32, shape=(4,))
+    args = [c.int(-128), c.int(127), c.int(1), c.none()]
+    c.call(
+        "quantized_decomposed::dequantize_per_tensor.Tensor_out", [x, scale, zp, *args, out, out]
+    )
+    result = host.run_one(c)
+    assert result.status == "InvalidArgument"
+    assert "scale must be one Double" in result.reason
+
+
+def test_quantize_to_int32(check) -> None:
+    x = torch.tensor([0.25, 0.75, -0.25, 1e6, -1e6, 3e9, -3e9, 12.5])
+    (q,) = check(
+        lambda t: qd.quantize_per_tensor(t, 0.5, 10, -(2**31), 2**31 - 1, torch.int32), x, ops=Q_OUT
+    )
+    assert q[0] == 10 and q[1] == 12 and q[2] == 10  # ties to even around the zero point
+
+
+def test_quantize_zero_dim(check) -> None:
+    check(lambda t: qd.quantize_per_tensor(t, 0.1, 0, -128, 127, torch.int8), torch.tensor(2.25),
+          ops=Q_OUT)  # fmt: skip
