@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sdk.firmware.boards import load_board
 from sdk.firmware.build import build_firmware
-from sdk.firmware.buildgen import variant_name
 from sdk.paths import BUILD_DIR
 
 CORE_GOAL_TEXT = 16 * 1024
@@ -89,11 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         elf = build_firmware(board.name, args.pte, Path(tmp) / "executor_runner.elf")
         build_dir = BUILD_DIR / board.name
-        variant = build_dir / variant_name(args.pte, False, board.npu_default_config, "none")
         core_objects = sorted((build_dir / "core" / "firmware" / "runtime").glob("*.o"))
         core = size_totals(tool, core_objects)
         whole = size_totals(tool, [elf])
-        parts = linked_parts(variant / "executor_runner.map")
+        parts = linked_parts(elf.with_suffix(".map"))
 
     what = args.pte.name if args.pte else "every kernel"
     print(f"board {board.name}, program: {what}")

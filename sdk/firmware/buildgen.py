@@ -36,16 +36,17 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def variant_name(pte: Path | None, embed: bool, npu: str, test_hook: str) -> str:
-    """The build sub-folder of one firmware: program (by content), embedding, NPU, test hook."""
-    if pte is None:
-        name = "all"
-    else:
+def variant_name(kernel_key: str, pte: Path | None, embed: bool, npu: str, test_hook: str) -> str:
+    """The build sub-folder of one firmware.
+
+    Named by its kernel selection (`kernel_key`), not by its program: a firmware that loads
+    its program at run time serves every program with the same kernels and dtypes, so such
+    programs share one build. An embedded program adds the program itself to the name.
+    """
+    name = f"k{kernel_key}-{npu}"
+    if embed and pte is not None:
         digest = hashlib.sha256(pte.read_bytes()).hexdigest()[:10]
-        name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', pte.stem)}-{digest}"
-    name += f"-{npu}"
-    if embed:
-        name += "-embed"
+        name += f"-embed-{re.sub(r'[^A-Za-z0-9_.-]', '_', pte.stem)}-{digest}"
     if test_hook != "none":
         name += f"-hook-{test_hook}"
     return name
@@ -132,6 +133,26 @@ def write_kernel_registrations(pte: Path | None, outdir: Path) -> list[Path]:
             selected = select_kernels(program_kernel_uses(load_program(pte)), specs)
         write_registrations(selected, outdir)
         write_if_changed(stamp, key)
+    manifest = json.loads((outdir / "kernel_manifest.json").read_text())
+    return [KERNELS_DIR / source for source in manifest["sources"]]
+
+
+def program_registrations(pte: Path | None, cache_dir: Path) -> tuple[Path, str]:
+    """The registrations for `pte` (every kernel when None), cached per program content, and
+    a key of the kernel selection they make (equal for programs needing the same kernels)."""
+    name = "all" if pte is None else hashlib.sha256(pte.read_bytes()).hexdigest()[:16]
+    folder = cache_dir / name
+    write_kernel_registrations(pte, folder)
+    digest = hashlib.sha256()
+    for file in REGISTRATION_FILES:
+        digest.update((folder / file).read_bytes())
+    return folder, digest.hexdigest()[:10]
+
+
+def install_registrations(folder: Path, outdir: Path) -> list[Path]:
+    """Copy cached registrations into a variant's gen folder; return the kernel sources."""
+    for file in REGISTRATION_FILES:
+        write_if_changed(outdir / file, (folder / file).read_text())
     manifest = json.loads((outdir / "kernel_manifest.json").read_text())
     return [KERNELS_DIR / source for source in manifest["sources"]]
 

@@ -161,7 +161,13 @@ using StoreFn = void (*)(void* data, size_t i, C v);
 
 template <typename C, typename T>
 C load_as(const void* data, size_t i) {
-  return convert<C>(static_cast<const T*>(data)[i]);
+  if constexpr (std::is_same_v<T, bool>) {
+    // A Bool tensor's byte may hold any value when it comes from outside; reading it as
+    // `bool` would be undefined behaviour unless it is 0 or 1.
+    return convert<C>(static_cast<const uint8_t*>(data)[i] != 0);
+  } else {
+    return convert<C>(static_cast<const T*>(data)[i]);
+  }
 }
 template <typename C, typename T>
 void store_as(void* data, size_t i, C v) {

@@ -50,7 +50,9 @@ inline void copy_bytes(void* dst, const void* src, size_t n) {
     n -= step;
   }
 #else
-  if (n != 0) memcpy(dst, src, n);
+  // memmove: a malformed program may plan overlapping tensors; the result is then garbage
+  // but never undefined behaviour.
+  if (n != 0) memmove(dst, src, n);
 #endif
 }
 
