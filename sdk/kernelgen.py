@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from sdk.errors import KernelMissingError, UsageError
+from sdk.files import write_if_changed
 from sdk.paths import KERNELS_DIR
 from sdk.program.pte import LoadedProgram, dtype_name, operator_name
 
@@ -170,32 +171,9 @@ def render_manifest(selected: list[SelectedKernel]) -> str:
     return json.dumps(manifest, indent=2) + "\n"
 
 
-def write_if_changed(path: Path, text: str) -> bool:
-    """Write only when the content differs, so an unchanged build stays up to date."""
-    if path.is_file() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return True
-
-
 def write_registrations(selected: list[SelectedKernel], outdir: Path) -> list[Path]:
     """Write the three generated files into `outdir`; return the kernel sources to compile."""
     write_if_changed(outdir / "kernel_registry.cpp", render_registry(selected))
     write_if_changed(outdir / "kernel_select.h", render_select_header(selected))
     write_if_changed(outdir / "kernel_manifest.json", render_manifest(selected))
     return [KERNELS_DIR / s for s in sorted({k.spec.source for k in selected})]
-
-
-def check_program_fits(program: LoadedProgram, manifest_path: Path) -> None:
-    """Refuse a program whose operators/dtypes a built firmware (its manifest) lacks."""
-    manifest = json.loads(manifest_path.read_text())
-    built = {k["op"]: set(k["dtypes"]) for k in manifest["kernels"]}
-    for op, dtypes in sorted(program_kernel_uses(program).items()):
-        if op not in built:
-            raise KernelMissingError(f"the firmware was built without a kernel for {op}")
-        lacking = dtypes - built[op]
-        if lacking:
-            raise KernelMissingError(
-                f"the firmware's {op} was built without dtype {', '.join(sorted(lacking))}"
-            )

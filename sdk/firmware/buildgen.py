@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from sdk.errors import BuildError
+from sdk.files import write_if_changed
 from sdk.firmware.boards import Board
 from sdk.paths import KERNELS_DIR, REPO_ROOT
 
@@ -25,15 +26,6 @@ REGISTRATION_INPUTS = (
     REPO_ROOT / "sdk" / "program" / "pte.py",
 )
 REGISTRATION_FILES = ("kernel_registry.cpp", "kernel_select.h", "kernel_manifest.json")
-
-
-def write_if_changed(path: Path, text: str) -> bool:
-    """Write only when the content differs, so an unchanged build stays up to date."""
-    if path.is_file() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return True
 
 
 def variant_name(kernel_key: str, pte: Path | None, embed: bool, npu: str, test_hook: str) -> str:

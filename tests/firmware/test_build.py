@@ -100,3 +100,25 @@ def test_an_unknown_board_is_a_usage_error(programs, tmp_path: Path):
 def test_embed_needs_a_program(tmp_path: Path):
     with pytest.raises(BuildError, match="embed=1 needs pte"):
         build_firmware("corstone300", None, tmp_path / "fw.elf", embed=True)
+
+
+def test_sdk_kernels_lists_and_writes_the_registrations(programs, tmp_path: Path, capsys):
+    from sdk.cli.main import main
+
+    assert main(["kernels", str(programs["add"]), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "aten::add.out" in out
+    registry = (tmp_path / "kernel_registry.cpp").read_text()
+    assert '{"aten::add.out", &kernels::aten_add_out}' in registry
+    manifest = json.loads((tmp_path / "kernel_manifest.json").read_text())
+    assert "aten::add.out" in {k["op"] for k in manifest["kernels"]}
+
+
+def test_sdk_kernels_names_a_missing_operator(programs, capsys):
+    from sdk.cli.main import main
+
+    assert main(["kernels", str(programs["cumsum"])]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert "no CPU kernel for aten::cumsum.out" in lines[0]
+    assert "kernels that exist: " in lines[0] and "aten::bmm.out" in lines[0]

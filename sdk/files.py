@@ -1,0 +1,14 @@
+"""Small file helpers shared by the generators."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write only when the content differs, so an unchanged build stays up to date."""
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return True
