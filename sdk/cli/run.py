@@ -57,8 +57,17 @@ def run(args: argparse.Namespace) -> int:
             f"ran {args.program} on the host reference: {len(outputs)} output(s) -> {args.output}"
         )
         return 0
+    from sdk.program.pte import load_program
     from sdk.targets.run import run_on_target
 
+    delegates = {d.id for d in load_program(args.program).plan.delegates}
+    if delegates:
+        # Said before building anything: the firmware would refuse it with BackendMissing.
+        raise UsageError(
+            f"{args.program} has NPU delegates ({', '.join(sorted(delegates))}) and the firmware "
+            "has no Ethos-U delegate yet; run it with --target host, or run its CPU parts on "
+            f"{args.target} with `sdk cut` (see README)"
+        )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
     result = run_on_target(args.target, args.board, args.program, inputs, args.timeout, workdir)
     write_arrays(args.output, result.outputs)
