@@ -1,16 +1,21 @@
-"""Shared fixtures: real exports of the regression models, made once per session."""
+"""Shared fixtures: real exports of the regression models, made once per session; the host
+build of the firmware (`scons host=1`) and a way to run programs through its host runner."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+HOST_BUILD_DIR = REPO / "build" / "host"
 
 warnings.filterwarnings("ignore")
 for _name in ("torchao", "torch.utils._pytree"):
@@ -51,3 +56,98 @@ def export_case(tmp_path_factory):
         return cache[key]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def host_build() -> Path:
+    """`scons host=1`: unit tests, host runner, fuzz target (ASan + UBSan)."""
+    from sdk.firmware.build import scons_command
+
+    result = subprocess.run(
+        [*scons_command(), "-C", str(REPO), "-j2", "host=1"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return HOST_BUILD_DIR
+
+
+@dataclass
+class HostRun:
+    """One run of build/host/host_runner: its exit status and the record it printed."""
+
+    returncode: int
+    record: object  # sdk.firmware.records.FirmwareRecord
+    stdout: str
+    stderr: str  # the sanitizers report here
+
+    def outputs(self) -> list[np.ndarray]:
+        """The outputs of a passed run; otherwise an AssertionError with the reason."""
+        from sdk.errors import TargetError
+        from sdk.firmware.records import check_record
+
+        try:
+            return check_record(self.record, self.returncode)
+        except TargetError as exc:
+            raise AssertionError(f"host runner: {exc}\n{self.stderr[-3000:]}") from None
+
+    def error(self) -> tuple[str, str]:
+        """(name, reason) of a run the runtime refused (exit status = the error code)."""
+        result = self.record.result
+        assert result is not None and result["status"] == "error", self.stdout[-3000:]
+        assert self.returncode == int(result["code"]), (self.returncode, self.stderr[-3000:])
+        return result["name"], result["reason"]
+
+
+def planned_bytes(program: bytes) -> int | None:
+    """The planned memory a .pte asks for (None for what is not a readable .pte)."""
+    from sdk.errors import ProgramError
+    from sdk.program.pte import load_program
+
+    try:
+        sizes = load_program(program).plan.non_const_buffer_sizes
+    except ProgramError:
+        return None
+    return sum(-(-size // 16) * 16 for size in sizes[1:])
+
+
+@pytest.fixture(scope="session")
+def host_run(host_build: Path, tmp_path_factory):
+    """host_run(program, inputs, *options) -> HostRun: `program` a .pte/SDKP path or the
+    program's bytes, `inputs` arrays (packed here) or an SDKI blob's bytes.
+
+    The planned arena is exactly what a .pte plans (unless `options` say otherwise): ASan then
+    sees its end, and a run takes a fifth of the time it takes with the runner's 256 MiB."""
+    from sdk.firmware.image import pack_inputs
+    from sdk.firmware.records import parse_record
+
+    workdir = tmp_path_factory.mktemp("host_run")
+    counter = itertools.count()
+
+    def run(program: Path | bytes, inputs: list[np.ndarray] | bytes, *options: str) -> HostRun:
+        n = next(counter)
+        data = program if isinstance(program, bytes) else Path(program).read_bytes()
+        planned = planned_bytes(data)
+        if planned is not None and "--planned-bytes" not in options:
+            options = ("--planned-bytes", str(planned), *options)
+        files = []
+        if isinstance(program, bytes):
+            files.append(workdir / f"program{n}.pte")
+            files[-1].write_bytes(program)
+            program = files[-1]
+        files.append(workdir / f"inputs{n}.sdki")
+        files[-1].write_bytes(inputs if isinstance(inputs, bytes) else pack_inputs(inputs))
+        try:
+            proc = subprocess.run(
+                [str(host_build / "host_runner"), *options, str(program), str(files[-1])],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        finally:
+            for file in files:
+                file.unlink()
+        return HostRun(proc.returncode, parse_record(proc.stdout), proc.stdout, proc.stderr)
+
+    return run

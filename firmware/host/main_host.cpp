@@ -3,6 +3,7 @@
 // PROGRAM is a .pte or an SDKP blob, INPUTS an SDKI blob (sdk.firmware.image
 // writes both). Prints the same `@sdk` record as the firmware and exits with
 // the same code. The host may use the heap; the runtime it drives does not.
+// --outputs-on-error also prints the outputs of a failed execute() (see RunOptions).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ rt::Span allocate(size_t size) {
 int usage() {
   fprintf(stderr,
           "usage: host_runner [--metadata-bytes N] [--planned-bytes N] [--scratch-bytes N] "
-          "PROGRAM INPUTS\n");
+          "[--outputs-on-error] PROGRAM INPUTS\n");
   return 2;
 }
 
@@ -56,8 +57,11 @@ int main(int argc, char** argv) {
   size_t scratch_bytes = 1u << 20;
   const char* paths[2] = {nullptr, nullptr};
   int num_paths = 0;
+  runner::RunOptions options;
   for (int i = 1; i < argc; ++i) {
-    if (i + 1 < argc && strcmp(argv[i], "--metadata-bytes") == 0) {
+    if (strcmp(argv[i], "--outputs-on-error") == 0) {
+      options.outputs_on_error = true;
+    } else if (i + 1 < argc && strcmp(argv[i], "--metadata-bytes") == 0) {
       metadata_bytes = strtoul(argv[++i], nullptr, 0);
     } else if (i + 1 < argc && strcmp(argv[i], "--planned-bytes") == 0) {
       planned_bytes = strtoul(argv[++i], nullptr, 0);
@@ -100,6 +104,6 @@ int main(int argc, char** argv) {
   }
   runner::RunnerMemory memory = {allocate(metadata_bytes), allocate(planned_bytes),
                                  allocate(scratch_bytes)};
-  int code = runner::run(program, inputs, memory);
+  int code = runner::run(program, inputs, memory, options);
   platform_exit(code);
 }

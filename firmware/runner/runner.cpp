@@ -229,7 +229,8 @@ int report_error(rt::Error err) {
   return static_cast<int>(err);
 }
 
-int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory& memory) {
+int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory& memory,
+        const RunOptions& options) {
   uint64_t init_start = platform_ticks();
   rt::Result<rt::Program> program = rt::Program::load(program_bytes.data, program_bytes.size);
   if (!program.ok()) {
@@ -253,11 +254,14 @@ int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory&
   uint64_t run_start = platform_ticks();
   err = method.get().execute();
   uint64_t run_ticks = platform_ticks() - run_start;
-  if (err != rt::Error::Ok) {
+  if (err != rt::Error::Ok && !options.outputs_on_error) {
     return report_error(err);
   }
   for (size_t i = 0; i < method.get().num_outputs(); ++i) {
     print_output(i, *method.get().output(i)->u.t);
+  }
+  if (err != rt::Error::Ok) {
+    return report_error(err);
   }
   Line line;
   line.text("@sdk result status=ok outputs=").u64(method.get().num_outputs());

@@ -38,8 +38,16 @@ rt::Error open_blob(const uint8_t* slot, size_t slot_size, uint32_t magic, rt::E
 // Print "@sdk result status=error ..." for `err` (with the last reason); returns the exit code.
 int report_error(rt::Error err);
 
+struct RunOptions {
+  // Also print the output records when execute() fails, before the error result: what the
+  // failing kernel left in them (the host runner's --outputs-on-error; tests check that a
+  // kernel refusing a call wrote nothing). The run still fails.
+  bool outputs_on_error = false;
+};
+
 // Load the program, set the inputs from an SDKI payload, run, print the
 // memory, output and result records. Returns the exit code (0 = pass).
-int run(rt::ConstBytes program, rt::ConstBytes inputs, const RunnerMemory& memory);
+int run(rt::ConstBytes program, rt::ConstBytes inputs, const RunnerMemory& memory,
+        const RunOptions& options = RunOptions{});
 
 }  // namespace runner

@@ -35,6 +35,7 @@ def build_command(
     test_hook: str = "none",
     build_dir: Path | None = None,
     jobs: int = 2,
+    kernel_mve: bool = True,
 ) -> list[str]:
     """The SCons command line that builds this firmware (add --question to test up-to-date)."""
     command = [
@@ -47,6 +48,7 @@ def build_command(
         f"out={Path(out_elf).resolve()}",
         f"embed={int(embed)}",
         f"test_hook={test_hook}",
+        f"kernel_mve={int(kernel_mve)}",
     ]
     if pte is not None:
         command.append(f"pte={Path(pte).resolve()}")
@@ -65,8 +67,12 @@ def build_firmware(
     test_hook: str = "none",
     build_dir: Path | None = None,
     jobs: int = 2,
+    kernel_mve: bool = True,
 ) -> Path:
     """Build the firmware for `pte` (every kernel when None) and copy the ELF to `out_elf`.
+
+    `kernel_mve=False` compiles the kernels without Helium (their portable scalar path, in a
+    variant folder of its own), to compare against.
 
     Builds are incremental and serialised per build folder (a lock file), so concurrent
     callers cannot corrupt each other's SCons database. The full log goes next to `out_elf`;
@@ -91,6 +97,7 @@ def build_firmware(
         test_hook=test_hook,
         build_dir=build_dir,
         jobs=jobs,
+        kernel_mve=kernel_mve,
     )
     with open(build_dir / ".build.lock", "w") as lock, open(log_path, "w") as log:
         fcntl.flock(lock, fcntl.LOCK_EX)

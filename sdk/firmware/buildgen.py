@@ -28,12 +28,20 @@ REGISTRATION_INPUTS = (
 REGISTRATION_FILES = ("kernel_registry.cpp", "kernel_select.h", "kernel_manifest.json")
 
 
-def variant_name(kernel_key: str, pte: Path | None, embed: bool, npu: str, test_hook: str) -> str:
+def variant_name(
+    kernel_key: str,
+    pte: Path | None,
+    embed: bool,
+    npu: str,
+    test_hook: str,
+    kernel_mve: bool = True,
+) -> str:
     """The build sub-folder of one firmware.
 
     Named by its kernel selection (`kernel_key`), not by its program: a firmware that loads
     its program at run time serves every program with the same kernels and dtypes, so such
-    programs share one build. An embedded program adds the program itself to the name.
+    programs share one build. An embedded program adds the program itself to the name; kernels
+    built without Helium (`kernel_mve=0`) add `-nomve`.
     """
     name = f"k{kernel_key}-{npu}"
     if embed and pte is not None:
@@ -41,7 +49,16 @@ def variant_name(kernel_key: str, pte: Path | None, embed: bool, npu: str, test_
         name += f"-embed-{re.sub(r'[^A-Za-z0-9_.-]', '_', pte.stem)}-{digest}"
     if test_hook != "none":
         name += f"-hook-{test_hook}"
+    if not kernel_mve:
+        name += "-nomve"
     return name
+
+
+def without_mve(cpu_flags: list[str]) -> list[str]:
+    """The board's CPU flags with Helium (MVE) switched off: `+nomve` on its -mcpu."""
+    if not any(f.startswith("-mcpu=") for f in cpu_flags):
+        raise BuildError("kernel_mve=0 needs an -mcpu= flag in the board's cpu.flags")
+    return [f + "+nomve" if f.startswith("-mcpu=") else f for f in cpu_flags]
 
 
 def render_board_config(board: Board, npu: str | None) -> str:

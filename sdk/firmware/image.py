@@ -54,7 +54,7 @@ def pack_inputs(inputs: list[np.ndarray]) -> bytes:
     chunks = []
     offset = _align(INPUTS_HEADER.size + INPUT_RECORD.size * len(inputs))
     for i, array in enumerate(inputs):
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
         if array.ndim > MAX_DIMS:
             raise UsageError(f"input {i} has {array.ndim} dimensions, at most {MAX_DIMS}")
         data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()

@@ -1,4 +1,5 @@
-"""Fixtures for the firmware tests: small ExecuTorch programs, the host build, the oracle.
+"""Fixtures for the firmware tests: small ExecuTorch programs, the oracle (the host build is
+in tests/conftest.py, shared with the kernel tests).
 
 The programs are exported with ExecuTorch here (CPU-only ones without a partitioner, one fully
 delegated to the Ethos-U), once per session. ExecuTorch's Python runtime is the oracle.
@@ -6,16 +7,10 @@ delegated to the Ethos-U), once per session. ExecuTorch's Python runtime is the 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from fwprograms import export_cpu, export_ethos_u, make_modules
-
-from sdk.firmware.build import scons_command
-from sdk.paths import REPO_ROOT
-
-HOST_BUILD_DIR = REPO_ROOT / "build" / "host"
 
 
 @pytest.fixture(scope="session")
@@ -27,16 +22,3 @@ def programs(tmp_path_factory) -> dict[str, Path]:
         export = export_ethos_u if name == "delegate" else export_cpu
         made[name] = export(module.eval(), example, folder / f"{name}.pte")
     return made
-
-
-@pytest.fixture(scope="session")
-def host_build() -> Path:
-    """`scons host=1`: unit tests, host runner, fuzz target (ASan + UBSan)."""
-    result = subprocess.run(
-        [*scons_command(), "-C", str(REPO_ROOT), "-j2", "host=1"],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return HOST_BUILD_DIR

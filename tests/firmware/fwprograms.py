@@ -112,5 +112,8 @@ def oracle(pte: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     import torch
     from executorch.runtime import Runtime
 
-    method = Runtime.get().load_program(pte.read_bytes()).load_method("forward")
+    # The Program holds the bytes its method reads (constants) while it runs: a temporary
+    # Program left them to be freed, and results were garbage under heap churn.
+    program = Runtime.get().load_program(pte.read_bytes())
+    method = program.load_method("forward")
     return [t.numpy() for t in method.execute([torch.from_numpy(x) for x in inputs])]

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from fwprograms import oracle, random_inputs
 
-from sdk.firmware.image import pack_inputs
-from sdk.firmware.records import check_record, parse_record
 from sdk.paths import FIRMWARE_DIR
 
 UNIT_TESTS = sorted(p.stem for p in FIRMWARE_DIR.glob("**/*_test.cpp"))
@@ -51,22 +49,10 @@ def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs):
     assert passed > 100, result.stdout
 
 
-def run_host(host_build: Path, pte: Path, inputs_blob: bytes, tmp_path: Path):
-    blob = tmp_path / "inputs.sdki"
-    blob.write_bytes(inputs_blob)
-    return subprocess.run(
-        [str(host_build / "host_runner"), str(pte), str(blob)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def test_host_runner_matches_executorch_bit_for_bit(host_build, programs, tmp_path):
+def test_host_runner_matches_executorch_bit_for_bit(host_run, programs):
     pte = programs["quant_mix"]
     inputs = random_inputs(pte, seed=3)
-    result = run_host(host_build, pte, pack_inputs(inputs), tmp_path)
-    outputs = check_record(parse_record(result.stdout), result.returncode)
+    outputs = host_run(pte, inputs).outputs()
     expected = oracle(pte, inputs)
     assert len(outputs) == len(expected) == 2
     for got, want in zip(outputs, expected):
@@ -74,34 +60,41 @@ def test_host_runner_matches_executorch_bit_for_bit(host_build, programs, tmp_pa
         np.testing.assert_array_equal(got, want)
 
 
-def test_host_runner_reports_input_mismatch(host_build, programs, tmp_path):
-    pte = programs["add"]
+def test_host_runner_reports_input_mismatch(host_run, programs):
     wrong = [np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32)]
-    result = run_host(host_build, pte, pack_inputs(wrong), tmp_path)
+    result = host_run(programs["add"], wrong)
     assert result.returncode == 10  # InputMismatch
-    record = parse_record(result.stdout)
-    assert record.result is not None
-    assert record.result["name"] == "InputMismatch"
-    assert "input 1: shape [3,2] given, the program takes [2,3]" in record.result["reason"]
+    name, reason = result.error()
+    assert name == "InputMismatch"
+    assert "input 1: shape [3,2] given, the program takes [2,3]" in reason
 
 
-def test_host_runner_reports_missing_operator(host_build, programs, tmp_path):
+def test_host_runner_reports_missing_operator(host_run, programs):
     pte = programs["cumsum"]
-    result = run_host(host_build, pte, pack_inputs(random_inputs(pte)), tmp_path)
+    result = host_run(pte, random_inputs(pte))
     assert result.returncode == 5  # OperatorMissing
-    assert "aten::cumsum.out" in parse_record(result.stdout).result["reason"]
+    assert "aten::cumsum.out" in result.error()[1]
 
 
-def test_host_runner_refuses_a_corrupt_program_blob(host_build, programs, tmp_path):
+def test_host_runner_refuses_a_corrupt_program_blob(host_run, programs):
     from sdk.firmware.image import pack_program
 
     blob = bytearray(pack_program(programs["add"].read_bytes()))
     blob[100] ^= 0xFF
-    corrupt = tmp_path / "corrupt.sdkp"
-    corrupt.write_bytes(bytes(blob))
-    result = run_host(host_build, corrupt, pack_inputs(random_inputs(programs["add"])), tmp_path)
+    result = host_run(bytes(blob), random_inputs(programs["add"]))
     assert result.returncode == 3  # InvalidProgram
-    assert "CRC" in parse_record(result.stdout).result["reason"]
+    assert "CRC" in result.error()[1]
+
+
+def test_outputs_on_error_changes_nothing_for_a_passing_run(host_run, programs):
+    """(Failing runs: tests/kernels check what a refusing kernel left in its outputs.)"""
+    pte = programs["add"]
+    inputs = random_inputs(pte)
+    plain = host_run(pte, inputs)
+    asked = host_run(pte, inputs, "--outputs-on-error")
+    assert len(asked.outputs()) == 1
+    assert plain.record.outputs == asked.record.outputs
+    assert plain.stdout.count("\n") == asked.stdout.count("\n")
 
 
 def test_libfuzzer_target(host_build: Path, programs, tmp_path: Path):

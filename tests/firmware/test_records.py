@@ -122,3 +122,10 @@ def test_inputs_blob_layout_follows_the_doc():
     dtype, ndim, _, nbytes, offset, _, *sizes = records[1]
     assert (dtype, ndim, nbytes, sizes[0]) == (6, 1, 16, 4)
     assert payload[offset : offset + nbytes] == b.tobytes()
+
+
+def test_a_zero_dim_input_keeps_zero_dims():
+    payload = unpack_blob(pack_inputs([np.array(2.5, np.float32)]), INPUTS_MAGIC)
+    dtype, ndim, _, nbytes, offset, _, *sizes = struct.unpack_from("<BBHIII8i", payload, 8)
+    assert (dtype, ndim, nbytes, sizes) == (6, 0, 4, [0] * 8)
+    assert payload[offset : offset + 4] == np.float32(2.5).tobytes()

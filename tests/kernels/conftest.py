@@ -1,46 +1,91 @@
-"""Fixtures of the kernel tests: the harnesses (built once per session) and a `check`
-helper running a function both through ExecuTorch and through our kernels."""
+"""Fixtures of the kernel tests: one-op programs run through the real runtime, on the host
+(build/host/host_runner, ASan + UBSan) and on QEMU (the firmware with every kernel, Helium on),
+held to ExecuTorch's runtime."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable
+from pathlib import Path
 
-import kbuild
-import kcase
 import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kharness import GLUE_OPS, Harness, assert_matches, to_numpy
+from kprogram import EditedProgram
+
+from sdk.firmware.boards import load_board
+from sdk.firmware.image import write_blobs
+from sdk.program.pte import load_program, operator_name
+from sdk.targets.qemu import QemuTarget
+from sdk.targets.run import RunResult, run_firmware
+
+BOARD = "corstone300"
+QEMU_TIMEOUT_S = 120.0
 
 
 @pytest.fixture(scope="session")
-def host(tmp_path_factory) -> Harness:
-    if shutil.which(kbuild.HOST_CXX) is None:
-        pytest.fail("g++ is missing (the set-up installs it)")
-    return Harness(tmp_path_factory.mktemp("host"), exe=kbuild.build_host_harness())
-
-
-@pytest.fixture(scope="session")
-def check(host: Harness) -> Callable[..., list[np.ndarray]]:
+def check(host_run) -> Callable[..., list[np.ndarray]]:
     """check(fn, *inputs, ops=..., rtol=..., scales=...) -> outputs: exports fn, runs it in
-    ExecuTorch and through our kernels (host harness), asserts equal outputs (see
-    assert_matches; `scales` per output), and that the program calls exactly the
-    operators `ops`, plus at most GLUE_OPS (so a test cannot silently test something else)."""
+    ExecuTorch and on the host runner, asserts equal outputs (see oracle.assert_matches;
+    `scales` per output), and that the program calls exactly the operators `ops`, plus at
+    most oracle.GLUE_OPS."""
 
-    def run(fn, *inputs: torch.Tensor, ops: Sequence[str], rtol: float = 1e-6, scales=None):
+    def run(fn, *inputs: torch.Tensor, ops, rtol: float = 1e-6, scales=None):
         pte = oracle.export(fn, tuple(inputs))
-        expected = [to_numpy(t) for t in oracle.run(pte, tuple(inputs))]
-        case = kcase.case_from_program(pte, [to_numpy(t) for t in inputs])
-        missing = set(ops) - set(case.operators)
-        extra = set(case.operators) - set(ops) - GLUE_OPS
-        assert not missing and not extra, f"program calls {case.operators}, expected {ops}"
-        result = host.run_one(case.builder).ok()
-        actual = [result.tensor(v) for v in case.outputs]
+        oracle.check_operators(pte, ops)
+        expected = [oracle.to_numpy(t) for t in oracle.run(pte, tuple(inputs))]
+        actual = host_run(pte, [oracle.to_numpy(t) for t in inputs]).outputs()
         assert len(actual) == len(expected)
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
-            assert_matches(a, e, rtol, None if scales is None else scales[i])
+            oracle.assert_matches(a, e, rtol, None if scales is None else scales[i])
         return actual
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def refused(host_run) -> Callable[[EditedProgram], tuple[str, str]]:
+    """refused(edit) -> (error name, the kernel's reason) for an edited program whose one call
+    the kernel must refuse. Asserts the runtime's prefix (`instruction 0 (<op>): `) and that
+    the kernel wrote nothing before refusing: its outputs, zeroed at load, are still zero (so
+    give it inputs that would make them non-zero)."""
+
+    def run(edit: EditedProgram) -> tuple[str, str]:
+        result = host_run(edit.to_bytes(), edit.inputs, "--outputs-on-error")
+        name, reason = result.error()
+        (instruction,) = edit.plan.chains[0].instructions
+        op = operator_name(edit.plan.operators[instruction.instr_args.op_index])
+        prefix = f"instruction 0 ({op}): "
+        assert reason.startswith(prefix), reason
+        assert len(result.record.outputs) == len(edit.plan.outputs), result.stdout
+        for out in result.record.outputs:
+            assert not out.array().any(), f"output {out.index} was written before the refusal"
+        return name, reason[len(prefix) :]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def every_kernel_elf(tmp_path_factory) -> Path:
+    """The board firmware with every kernel (all dtypes, Helium on), built once."""
+    from sdk.firmware.build import build_firmware
+
+    return build_firmware(BOARD, None, tmp_path_factory.mktemp("fw") / "every_kernel.elf")
+
+
+@pytest.fixture(scope="session")
+def qemu_run(tmp_path_factory) -> Callable[..., RunResult]:
+    """qemu_run(elf, pte, inputs) -> RunResult: boots a built firmware on QEMU (mps3-an547,
+    -icount) with the program and inputs preloaded; a failure is a TargetError."""
+    board = load_board(BOARD)
+    target = QemuTarget(board)
+    workdir = tmp_path_factory.mktemp("qemu")
+    counter = itertools.count()
+
+    def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunResult:
+        folder = workdir / f"run{next(counter)}"
+        program_blob, inputs_blob = write_blobs(load_program(pte), inputs, folder)
+        return run_firmware(target, board, elf, program_blob, inputs_blob, QEMU_TIMEOUT_S, folder)
 
     return run

@@ -1,12 +1,18 @@
-"""ExecuTorch's own runtime as the reference: export a module to a CPU-only program and
-run it with the portable (and quantized) kernels."""
+"""ExecuTorch's own runtime as the reference: export a function to a CPU-only program, run it
+with the portable (and quantized) kernels, and compare another runtime's outputs with it."""
 
 from __future__ import annotations
 
 import executorch.kernels.quantized  # noqa: F401  (registers quantized_decomposed kernels)
+import numpy as np
 import torch
 from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
+
+from sdk.program.pte import load_program, operator_name
+
+# Copies export adds around the ops under test (layout changes, Python-scalar casts).
+GLUE_OPS = {"dim_order_ops::_clone_dim_order.out", "dim_order_ops::_to_dim_order_copy.out"}
 
 
 class Fn(torch.nn.Module):
@@ -27,5 +33,59 @@ def export(fn, inputs: tuple[torch.Tensor, ...]) -> bytes:
 
 
 def run(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
-    method = Runtime.get().load_program(pte).load_method("forward")
-    return list(method.execute(list(inputs)))
+    program = Runtime.get().load_program(pte)  # holds the data the method reads while it runs
+    return list(program.load_method("forward").execute(list(inputs)))
+
+
+def operators(pte: bytes) -> list[str]:
+    """The program's operator table, as the firmware's registry names them."""
+    return [operator_name(op) for op in load_program(pte).plan.operators]
+
+
+def check_operators(pte: bytes, ops) -> None:
+    """The program calls exactly `ops`, plus at most GLUE_OPS (so a test cannot silently test
+    something else)."""
+    called = set(operators(pte))
+    missing, extra = set(ops) - called, called - set(ops) - GLUE_OPS
+    assert not missing and not extra, f"program calls {sorted(called)}, expected {ops}"
+
+
+def assert_matches(
+    actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-6, scale: np.ndarray | None = None
+) -> None:
+    """Integers bit-exact; floats within rtol of the expected value, or, with `scale`,
+    within rtol * scale (for sums: the sum of the magnitudes of their terms, since a
+    different summation order legitimately moves a result by a few ulps of its terms)."""
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if not np.issubdtype(expected.dtype, np.floating):
+        np.testing.assert_array_equal(actual, expected)
+    elif scale is None:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0, equal_nan=True)
+    else:
+        err = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        bound = rtol * scale + np.finfo(expected.dtype).tiny
+        bad = ~(err <= bound)
+        assert not bad.any(), (
+            f"{bad.sum()} of {bad.size} elements off by more than {rtol} x their scale; "
+            f"worst error/scale {np.max(err / np.maximum(scale, 1e-300)):.3g}"
+        )
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().contiguous().numpy()
+
+
+# A case both the host and the QEMU tests run (ExecuTorch is not the reference here).
+NON_FINITE = np.array([-np.inf, np.nan, np.inf, 1e30, -1e30, 2.5, 3.5, 0.5, -0.5], np.float32)
+
+
+def non_finite_quantize(dtype, lo: int, hi: int) -> tuple[bytes, np.ndarray]:
+    """A quantize program (scale 1, zero point 0) and what it must give for NON_FINITE:
+    -inf and NaN give quant_min (what ExecuTorch does on x86), +inf gives quant_max
+    (ExecuTorch's x86 build gives quant_min there: its float -> int64 cast overflows), the
+    rest round half to even and clamp."""
+    qd = torch.ops.quantized_decomposed
+    pte = export(lambda t: qd.quantize_per_tensor(t, 1.0, 0, lo, hi, dtype), (torch.zeros(9),))
+    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+    return pte, np.array([lo, lo, hi, hi, lo, 2, 4, 0, 0], np_dtype)

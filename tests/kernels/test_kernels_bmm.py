@@ -3,10 +3,11 @@ integer wrap-around, and malformed calls."""
 
 from __future__ import annotations
 
-import kcase
+import koracle as oracle
 import numpy as np
 import pytest
 import torch
+from kprogram import EditedProgram
 
 OPS = ["aten::bmm.out"]
 INT_DTYPES = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
@@ -61,60 +62,65 @@ def test_edge_shapes(check, shape, dtype) -> None:
     check(torch.bmm, a, b, ops=OPS, scales=magnitude(a, b))
 
 
-def bmm_case(a: np.ndarray, b: np.ndarray, out_shape, out_dtype, nargs: int = 4):
-    c = kcase.CaseBuilder()
-    x, y = c.tensor(a), c.tensor(b)
-    out = c.tensor(dtype=out_dtype, shape=out_shape)
-    c.call("aten::bmm.out", [x, y, out, out][:nargs])
-    return c
+@pytest.fixture(scope="module")
+def bmm_program() -> bytes:
+    return oracle.export(torch.bmm, (torch.ones(2, 3, 4), torch.ones(2, 4, 6)))
+
+
+def bmm_edit(pte: bytes, a, b, out_shape, out_dtype) -> EditedProgram:
+    """The bmm program edited to multiply new inputs `a`, `b` into a new `out`."""
+    edit = EditedProgram(pte)
+    edit.call_with_out(OPS[0], [edit.input(a), edit.input(b)], out_dtype, out_shape)
+    return edit
 
 
 @pytest.mark.parametrize(
-    "a_shape,b_shape,out_shape,out_dtype,error",
+    "a_shape,b_shape,out_shape,out_dtype,error,reason",
     [
-        ((2, 3, 4), (2, 5, 6), (2, 3, 6), np.float32, "ShapeMismatch"),  # inner dims differ
-        ((2, 3, 4), (3, 4, 6), (3, 3, 6), np.float32, "ShapeMismatch"),  # batches differ
-        ((2, 3, 4), (2, 4, 6), (2, 3, 5), np.float32, "ShapeMismatch"),  # wrong out
-        ((3, 4), (4, 6), (3, 6), np.float32, "ShapeMismatch"),  # not 3-d
-        ((2, 3, 4), (2, 4, 6), (2, 3, 6), np.int32, "DtypeMismatch"),  # out dtype
+        ((2, 3, 4), (2, 5, 6), (2, 3, 6), np.float32, "ShapeMismatch", "do not multiply"),
+        ((2, 3, 4), (3, 4, 6), (3, 3, 6), np.float32, "ShapeMismatch", "do not multiply"),
+        ((2, 3, 4), (2, 4, 6), (2, 3, 5), np.float32, "ShapeMismatch", "expected [2, 3, 6]"),
+        ((3, 4), (4, 6), (3, 6), np.float32, "ShapeMismatch", "must both be 3-d"),
+        ((2, 3, 4), (2, 4, 6), (2, 3, 6), np.int32, "DtypeMismatch", "out dtype Int"),
     ],
 )
-def test_rejects_bad_calls(host, a_shape, b_shape, out_shape, out_dtype, error) -> None:
-    a = np.ones(a_shape, np.float32)
-    b = np.ones(b_shape, np.float32)
-    result = host.run_one(bmm_case(a, b, out_shape, out_dtype))
-    assert result.status == error, result.reason
-    assert result.reason.startswith("aten::bmm.out: ")
-    # nothing was written
-    assert result.arenas[2] == bytes([kcase.FILL]) * len(result.arenas[2])
+def test_rejects_bad_calls(
+    refused, bmm_program, a_shape, b_shape, out_shape, out_dtype, error, reason
+) -> None:
+    a, b = np.ones(a_shape, np.float32), np.ones(b_shape, np.float32)
+    name, why = refused(bmm_edit(bmm_program, a, b, out_shape, out_dtype))  # nothing written
+    assert name == error, why
+    assert why.startswith("aten::bmm.out: ") and reason in why, why
 
 
-def test_rejects_wrong_arg_count_and_tags(host) -> None:
-    a = np.ones((1, 2, 2), np.float32)
-    result = host.run_one(bmm_case(a, a, (1, 2, 2), np.float32, nargs=3))
-    assert result.status == "InvalidArgument"
-    assert "expected 4 arguments, got 3" in result.reason
-    c = kcase.CaseBuilder()
-    x, n = c.tensor(a), c.int(3)
-    c.call("aten::bmm.out", [x, n, x, x])
-    result = host.run_one(c)
-    assert result.status == "InvalidArgument"
-    assert "mat2 (argument 1) must be Tensor, got Int" in result.reason
+def test_rejects_wrong_arg_count_and_tags(refused, bmm_program) -> None:
+    edit = EditedProgram(bmm_program)
+    (call,) = edit.exported_calls
+    edit.call(OPS[0], call.args[:3])  # the exported call, its return value dropped
+    name, why = refused(edit)
+    assert name == "InvalidArgument"
+    assert why == "aten::bmm.out: expected 4 arguments, got 3"
+
+    edit = EditedProgram(bmm_program)
+    (call,) = edit.exported_calls
+    self_, _, out, ret = call.args
+    edit.call(OPS[0], [self_, edit.int(3), out, ret])  # mat2 an Int
+    name, why = refused(edit)
+    assert name == "InvalidArgument"
+    assert "mat2 (argument 1) must be Tensor, got Int" in why
 
 
-def test_rejects_unsupported_dtype(host) -> None:
+def test_rejects_unsupported_dtype(refused, bmm_program) -> None:
     a = np.ones((1, 2, 2), np.bool_)
-    result = host.run_one(bmm_case(a, a, (1, 2, 2), np.bool_))
-    assert result.status == "DtypeMismatch"
-    assert "Bool" in result.reason
+    name, why = refused(bmm_edit(bmm_program, a, a, (1, 2, 2), np.bool_))
+    assert name == "DtypeMismatch"
+    assert "Bool" in why
 
 
-def test_rejects_out_overlapping_an_input(host) -> None:
-    c = kcase.CaseBuilder()
-    arena = c.arena(64)
-    x = c.placed(kcase.CODES[np.dtype(np.float32)], (1, 2, 2), arena, 0)
-    c.init(x, np.ones((1, 2, 2), np.float32))
-    out = c.placed(kcase.CODES[np.dtype(np.float32)], (1, 2, 2), arena, 8)  # half over x
-    c.call("aten::bmm.out", [x, x, out, out])
-    result = host.run_one(c)
-    assert result.status == "InvalidArgument" and "overlaps" in result.reason
+def test_rejects_out_overlapping_an_input(refused, bmm_program) -> None:
+    edit = EditedProgram(bmm_program)
+    x = edit.input(np.ones((1, 2, 2), np.float32))
+    out = edit.tensor(np.float32, (1, 2, 2), offset=edit.offset_of(x) + 8)  # half over x
+    edit.call(OPS[0], [x, x, out, out])
+    name, why = refused(edit)
+    assert name == "InvalidArgument" and "out overlaps an input" in why

@@ -1,22 +1,29 @@
-"""The kernels as the firmware builds them: every source cross-compiles for Cortex-M55,
-and a dtype-selective build (kernel_select.h from sdk.kernelgen) compiles only what a
-program uses and refuses the rest at run time with NotSupported."""
+"""The kernels as the board firmware builds them: the firmware with every kernel has Helium
+code in its kernels (and `kernel_mve=0` has none), and a firmware built for a program
+(selective build) runs that program's dtypes, refuses another dtype at run time with
+NotSupported, and leaves out the kernels and dtypes the program does not use."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
-import kbuild
-import kcase
 import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kharness import Harness
+from kprogram import EditedProgram
 
-from sdk.kernelgen import SelectedKernel, program_kernel_uses, select_kernels, write_registrations
+from sdk.errors import TargetError
+from sdk.firmware.build import build_firmware
+from sdk.kernelgen import program_kernel_uses
 from sdk.program.pte import load_program
+
+BOARD = "corstone300"
+# An MVE instruction: one naming a Q register (the FPU's scalar code names S/D registers only).
+MVE = re.compile(r"\bq[0-7]\b")
 
 
 def arm_tool(name: str) -> str:
@@ -26,96 +33,132 @@ def arm_tool(name: str) -> str:
     return tool
 
 
-def text_size(obj) -> int:
-    out = subprocess.run(
-        [arm_tool("arm-none-eabi-size"), str(obj)], capture_output=True, text=True, check=True
-    )
-    return int(out.stdout.splitlines()[1].split()[0])
+def functions(elf: Path) -> dict[str, list[str]]:
+    """{demangled function name: its disassembled instructions} of the ELF's code."""
+    objdump = [arm_tool("arm-none-eabi-objdump"), "-d", "-C", "--no-show-raw-insn", str(elf)]
+    text = subprocess.run(objdump, capture_output=True, text=True, check=True).stdout
+    result: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if header:
+            current = result.setdefault(header.group(1), [])
+        elif re.match(r"^\s*[0-9a-f]+:\t", line):
+            current.append(line)
+    return result
 
 
-def symbols(obj) -> str:
-    nm = [arm_tool("arm-none-eabi-nm"), "-C", str(obj)]
-    return subprocess.run(nm, capture_output=True, text=True, check=True).stdout
+def symbol_sizes(elf: Path) -> dict[str, int]:
+    """{demangled symbol: size in bytes} of the ELF's functions."""
+    nm = [arm_tool("arm-none-eabi-nm"), "-C", "-S", "--defined-only", str(elf)]
+    sizes = {}
+    for line in subprocess.run(nm, capture_output=True, text=True, check=True).stdout.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[2] in "tTwW":
+            sizes[parts[3]] = int(parts[1], 16)
+    return sizes
 
 
-def test_every_kernel_cross_compiles_for_cortex_m55() -> None:
-    arm_tool(kbuild.ARM_CXX)
-    sources = sorted({kbuild.KERNELS / s.source for s in kbuild.kernel_specs().values()})
-    objects = kbuild.cross_compile(sources, "m55_all")  # -Werror: warnings fail too
-    assert len(objects) == len(sources)
-    for obj in objects:
-        assert text_size(obj) > 0
-    # Helium is in: the bmm object holds the low-overhead loops of the assembly block
-    bmm = next(o for o in objects if o.name.startswith("op_bmm"))
-    objdump = [arm_tool("arm-none-eabi-objdump"), "-d", str(bmm)]
-    disasm = subprocess.run(objdump, capture_output=True, text=True, check=True).stdout
-    assert "\tle\tlr" in disasm
+def mve_functions(elf: Path) -> set[str]:
+    """The kernels' functions (namespace `kernels`) that hold MVE instructions."""
+    return {
+        name
+        for name, code in functions(elf).items()
+        if "kernels::" in name.split("(", 1)[0] and any(MVE.search(line) for line in code)
+    }
 
 
-def selection(ops_dtypes: dict[str, set[str]]) -> list[SelectedKernel]:
-    specs = kbuild.kernel_specs()
-    return select_kernels(ops_dtypes, specs)
+def small_integers(*shapes) -> tuple[torch.Tensor, ...]:
+    """Float tensors of small integers: their sums are exact in any order (also with fused
+    multiply-adds), so float results compare bit for bit."""
+    gen = torch.Generator().manual_seed(3)
+    return tuple(torch.randint(-3, 4, shape, generator=gen).float() for shape in shapes)
 
 
-def test_selective_build_shrinks_and_omits(tmp_path) -> None:
-    """Float-only bmm is smaller than all-dtype bmm, and a source's unselected kernels
-    (add.Scalar_out, sub.*) are not compiled at all."""
-    arm_tool(kbuild.ARM_CXX)
-    sources = [
-        kbuild.KERNELS / "portable" / "op_bmm.cpp",
-        kbuild.KERNELS / "portable" / "op_add.cpp",
-    ]
-    full = kbuild.cross_compile(sources, "m55_all")
-    gen = tmp_path / "gen"
-    write_registrations(selection({"aten::bmm.out": {"Float"}, "aten::add.out": {"Float"}}), gen)
-    small = kbuild.cross_compile(
-        sources,
-        "m55_selective", extra_includes=[gen],
-    )  # fmt: skip
-    assert text_size(small[0]) < 0.8 * text_size(full[0])
-    assert text_size(small[1]) < 0.5 * text_size(full[1])
-    assert "matmul_mve<signed char>" in symbols(full[0])  # the int8 Helium kernel
-    assert "matmul_mve<signed char>" not in symbols(small[0])
-    assert "aten_add_Scalar_out" in symbols(full[1])
-    assert "aten_add_Scalar_out" not in symbols(small[1])
-    assert "aten_sub_out" not in symbols(small[1])
-    assert "aten_add_out" in symbols(small[1])
+@pytest.mark.slow
+def test_the_every_kernel_firmware_has_helium_kernels(every_kernel_elf) -> None:
+    with_mve = mve_functions(every_kernel_elf)
+    # bmm (float and int16 inline into aten_bmm_out), the byte copy of split/cat, quantize,
+    # dequantize, float add/sub and mul
+    for kernel in ("aten_bmm_out", "matmul_mve<signed char>", "split_copy", "aten_cat_out",
+                   "quantize_mve<short>", "dequantize_per_tensor_out", "AddScaled<float",
+                   "Mul<float>"):  # fmt: skip
+        assert any(kernel in name for name in with_mve), f"no Helium code in {kernel}"
 
 
-def test_selective_build_from_a_program(tmp_path) -> None:
-    """Select kernels for a real program (float bmm + int8 quantize), build the host harness
-    that way: the program's dtypes run, another dtype fails with NotSupported."""
+@pytest.mark.slow
+def test_kernel_mve_off_builds_the_portable_path(tmp_path, qemu_run) -> None:
+    """kernel_mve=0: a variant of its own whose kernels hold no MVE instruction, and run."""
+    elf = build_firmware(BOARD, None, tmp_path / "nomve.elf", kernel_mve=False)
+    log = (tmp_path / "nomve.build.log").read_text()
+    assert "kernel_mve=0" in log and "-nomve/executor_runner.elf" in log
+    assert mve_functions(elf) == set()
+    a, b = small_integers((2, 5, 9), (2, 9, 7))
+    pte = oracle.export(torch.bmm, (a, b))
+    (out,) = qemu_run(elf, pte, [a.numpy(), b.numpy()]).outputs
+    np.testing.assert_array_equal(out, (a @ b).numpy())
+
+
+def selective_fn(a, b, c):
     qd = torch.ops.quantized_decomposed
+    return qd.quantize_per_tensor(torch.bmm(a, b) + c, 0.5, 0, -128, 127, torch.int8)
 
-    def fn(a, b):
-        return qd.quantize_per_tensor(torch.bmm(a, b), 0.1, 0, -128, 127, torch.int8)
 
-    a, b = torch.randn(1, 3, 4), torch.randn(1, 4, 5)
-    pte = oracle.export(fn, (a, b))
-    uses = program_kernel_uses(load_program(pte))
-    assert uses == {
+@pytest.fixture(scope="module")
+def selective(tmp_path_factory) -> tuple[bytes, Path, tuple[torch.Tensor, ...]]:
+    """A float bmm + add + int8 quantize program and the firmware built for it."""
+    inputs = small_integers((1, 3, 4), (1, 4, 5), (1, 3, 5))
+    pte = oracle.export(selective_fn, inputs)
+    path = tmp_path_factory.mktemp("selective") / "program.pte"
+    path.write_bytes(pte)
+    return pte, build_firmware(BOARD, path, path.with_name("fw.elf")), inputs
+
+
+@pytest.mark.slow
+def test_selective_build_runs_the_programs_dtypes(selective, qemu_run) -> None:
+    pte, elf, inputs = selective
+    assert program_kernel_uses(load_program(pte)) == {
         "aten::bmm.out": {"Float"},
+        "aten::add.out": {"Float"},
         "quantized_decomposed::quantize_per_tensor.out": {"Float", "Char"},
     }
-    exe = kbuild.build_host_selective(select_kernels(uses, kbuild.kernel_specs()), "host_selective")
-    harness = Harness(tmp_path, exe=exe)
+    (out,) = qemu_run(elf, pte, [t.numpy() for t in inputs]).outputs
+    (expected,) = oracle.run(pte, inputs)
+    np.testing.assert_array_equal(out, expected.numpy())
 
-    case = kcase.case_from_program(pte, [a.numpy(), b.numpy()])
-    (expected,) = oracle.run(pte, (a, b))
-    result = harness.run_one(case.builder).ok()
-    np.testing.assert_array_equal(result.tensor(case.outputs[0]), expected.numpy())
 
-    c = kcase.CaseBuilder()
-    x = c.tensor(np.ones((1, 2, 2), np.int8))
-    out = c.tensor(dtype=np.int8, shape=(1, 2, 2))
-    c.call("aten::bmm.out", [x, x, out, out])
-    result = harness.run_one(c)
-    assert result.status == "NotSupported"
-    assert "built without dtype Char" in result.reason
+@pytest.mark.slow
+def test_selective_build_refuses_other_dtypes_and_operators(selective, qemu_run) -> None:
+    pte, elf, _ = selective
+    edit = EditedProgram(pte)  # the program's bmm, on int8 tensors
+    x = edit.input(np.ones((1, 2, 2), np.int8))
+    edit.call_with_out("aten::bmm.out", [x, x], np.int8, (1, 2, 2))
+    with pytest.raises(TargetError, match=r"NotSupported \(code 4\): instruction 0 "
+                       r"\(aten::bmm.out\): aten::bmm.out: this firmware was built without "
+                       r"dtype Char"):  # fmt: skip
+        qemu_run(elf, edit.to_bytes(), edit.inputs)
 
-    c = kcase.CaseBuilder()
-    x = c.tensor(np.ones((2,), np.float32))
-    out = c.tensor(dtype=np.float32, shape=(2,))
-    c.call("aten::add.out", [x, x, c.int(1), out, out])
-    result = harness.run_one(c)
-    assert result.status == "OperatorMissing"  # not registered in this build
+    edit = EditedProgram(pte)  # a kernel the build left out: refused when the method loads
+    x = edit.input(np.ones(2, np.float32))
+    edit.call_with_out("aten::sub.out", [x, x, edit.int(1)], np.float32, (2,))
+    with pytest.raises(TargetError, match=r"OperatorMissing \(code 5\): .*aten::sub.out"):
+        qemu_run(elf, edit.to_bytes(), edit.inputs)
+
+
+@pytest.mark.slow
+def test_selective_build_leaves_out_what_the_program_does_not_use(
+    selective, every_kernel_elf
+) -> None:
+    """Float-only bmm is smaller than all-dtype bmm; a source's unselected kernels
+    (add.Scalar_out, sub.*) are not compiled at all."""
+    _, elf, _ = selective
+    full, small = symbol_sizes(every_kernel_elf), symbol_sizes(elf)
+
+    def bmm_bytes(sizes: dict[str, int]) -> int:
+        return sum(n for name, n in sizes.items() if "bmm" in name or "matmul" in name)
+
+    assert 0 < bmm_bytes(small) < 0.8 * bmm_bytes(full)
+    for name, present in [("matmul_mve<signed char>", False), ("aten_add_Scalar_out", False),
+                          ("aten_sub_out", False), ("aten_add_out", True)]:  # fmt: skip
+        assert any(name in s for s in full), name
+        assert any(name in s for s in small) == present, name

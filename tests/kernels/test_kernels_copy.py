@@ -3,10 +3,11 @@ cat, expand, clone, dtype conversion; edge shapes and malformed calls."""
 
 from __future__ import annotations
 
-import kcase
+import koracle as oracle
 import numpy as np
 import pytest
 import torch
+from kprogram import EditedProgram
 
 SPLIT = ["aten::split_with_sizes_copy.out"]
 DTYPES = [torch.float32, torch.int8, torch.int16, torch.int64, torch.bool]
@@ -36,12 +37,9 @@ def test_split_chunks(check) -> None:
     check(lambda t: torch.chunk(t, 3, dim=1), sample((2, 7, 3), torch.float32), ops=SPLIT)
 
 
-def split_case(x: np.ndarray, sizes: list[int], dim: int, out_shapes, out_dtype=None):
-    c = kcase.CaseBuilder()
-    t = c.tensor(x)
-    outs = [c.tensor(dtype=out_dtype or x.dtype, shape=s) for s in out_shapes]
-    c.call(SPLIT[0], [t, c.int_list(sizes), c.int(dim), c.tensor_list(outs)])
-    return c
+@pytest.fixture(scope="module")
+def split_program() -> bytes:
+    return oracle.export(lambda t: torch.split(t, [2, 2]), (torch.ones(4, 4),))
 
 
 @pytest.mark.parametrize(
@@ -56,13 +54,16 @@ def split_case(x: np.ndarray, sizes: list[int], dim: int, out_shapes, out_dtype=
         ([-1, 5], 0, [(1, 4), (3, 4)], None, "InvalidArgument", "does not fit"),
     ],
 )
-def test_split_rejects(host, sizes, dim, out_shapes, dtype, error, reason) -> None:
-    result = host.run_one(split_case(np.zeros((4, 4), np.float32), sizes, dim, out_shapes, dtype))
-    assert result.status == error, result.reason
-    assert reason in result.reason
-    # nothing written before the checks were done
-    for arena in result.arenas[1:]:
-        assert arena == bytes([kcase.FILL]) * len(arena)
+def test_split_rejects(refused, split_program, sizes, dim, out_shapes, dtype, error, reason):
+    edit = EditedProgram(split_program)
+    t = edit.input(np.arange(1, 17, dtype=np.float32).reshape(4, 4))
+    outs = [edit.tensor(dtype or np.float32, s) for s in out_shapes]
+    edit.output(*outs)
+    out_list = edit.tensor_list(outs)
+    edit.call(SPLIT[0], [t, edit.int_list(sizes), edit.int(dim), out_list, out_list])
+    name, why = refused(edit)  # (and nothing was written before the checks were done)
+    assert name == error, why
+    assert why.startswith(f"{SPLIT[0]}: ") and reason in why, why
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -80,22 +81,28 @@ def test_permute_4d_and_size1(check) -> None:
           ops=["aten::permute_copy.out"])  # fmt: skip
 
 
-def test_transpose_copy(host) -> None:
+@pytest.fixture(scope="module")
+def permute_program() -> bytes:
+    return oracle.export(lambda t: t.permute(1, 0).contiguous(), (torch.ones(2, 3),))
+
+
+def test_transpose_copy(host_run, permute_program) -> None:
+    """transpose_copy.int_out: export turns transposes into permute_copy; the kernel exists for
+    programs made otherwise."""
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    c = kcase.CaseBuilder()
-    t = c.tensor(x)
-    out = c.tensor(dtype=np.float32, shape=(4, 3, 2))
-    c.call("aten::transpose_copy.int_out", [t, c.int(-1), c.int(0), out, out])
-    np.testing.assert_array_equal(host.run_one(c).ok().tensor(out), x.transpose(2, 1, 0))
+    edit = EditedProgram(permute_program)
+    args = [edit.input(x), edit.int(-1), edit.int(0)]
+    edit.call_with_out("aten::transpose_copy.int_out", args, np.float32, (4, 3, 2))
+    (got,) = host_run(edit.to_bytes(), edit.inputs).outputs()
+    np.testing.assert_array_equal(got, x.transpose(2, 1, 0))
 
 
-def test_permute_rejects_repeated_dim(host) -> None:
-    c = kcase.CaseBuilder()
-    t = c.tensor(np.zeros((2, 3), np.float32))
-    out = c.tensor(dtype=np.float32, shape=(2, 3))
-    c.call("aten::permute_copy.out", [t, c.int_list([0, 0]), out, out])
-    result = host.run_one(c)
-    assert result.status == "InvalidArgument" and "repeats" in result.reason
+def test_permute_rejects_repeated_dim(refused, permute_program) -> None:
+    edit = EditedProgram(permute_program)
+    args = [edit.input(np.ones((2, 3), np.float32)), edit.int_list([0, 0])]
+    edit.call_with_out("aten::permute_copy.out", args, np.float32, (2, 3))
+    name, why = refused(edit)
+    assert name == "InvalidArgument" and "dim 0 repeats" in why
 
 
 def test_view_unsqueeze_squeeze(check) -> None:
@@ -107,13 +114,13 @@ def test_view_unsqueeze_squeeze(check) -> None:
     )  # fmt: skip
 
 
-def test_view_copy_rejects_wrong_numel(host) -> None:
-    c = kcase.CaseBuilder()
-    t = c.tensor(np.zeros((3, 4), np.float32))
-    out = c.tensor(dtype=np.float32, shape=(5, 2))
-    c.call("aten::view_copy.out", [t, c.int_list([5, 2]), out, out])
-    result = host.run_one(c)
-    assert result.status == "ShapeMismatch" and "size has 10 elements" in result.reason
+def test_view_copy_rejects_wrong_numel(refused) -> None:
+    pte = oracle.export(lambda t: t.view(4, 3), (torch.ones(3, 4),))
+    edit = EditedProgram(pte)
+    args = [edit.input(np.ones((3, 4), np.float32)), edit.int_list([5, 2])]
+    edit.call_with_out("aten::view_copy.out", args, np.float32, (5, 2))
+    name, why = refused(edit)
+    assert name == "ShapeMismatch" and "size has 10 elements" in why
 
 
 @pytest.mark.parametrize(
@@ -137,19 +144,21 @@ def test_cat(check, dtype) -> None:
     check(lambda x, y: torch.cat([x, y], dim=0), a, a, ops=["aten::cat.out"])
 
 
-def test_cat_skips_legacy_empty_and_rejects_mismatch(host) -> None:
-    c = kcase.CaseBuilder()
-    a = c.tensor(np.ones((2, 3), np.float32))
-    empty = c.tensor(np.zeros((0,), np.float32))
-    out = c.tensor(dtype=np.float32, shape=(4, 3))
-    c.call("aten::cat.out", [c.tensor_list([a, empty, a]), c.int(0), out, out])
-    np.testing.assert_array_equal(host.run_one(c).ok().tensor(out), np.ones((4, 3), np.float32))
-    c = kcase.CaseBuilder()
-    a, b = c.tensor(np.ones((2, 3), np.float32)), c.tensor(np.ones((2, 4), np.float32))
-    out = c.tensor(dtype=np.float32, shape=(4, 3))
-    c.call("aten::cat.out", [c.tensor_list([a, b]), c.int(0), out, out])
-    result = host.run_one(c)
-    assert result.status == "ShapeMismatch" and "tensors[1]" in result.reason
+def test_cat_skips_legacy_empty_and_rejects_mismatch(host_run, refused) -> None:
+    pte = oracle.export(lambda x, y: torch.cat([x, y]), (torch.ones(2, 3), torch.ones(2, 3)))
+    edit = EditedProgram(pte)
+    a = edit.input(np.ones((2, 3), np.float32))
+    empty = edit.input(np.zeros((0,), np.float32))  # a 1-d empty tensor: skipped, as in ATen
+    args = [edit.tensor_list([a, empty, a]), edit.int(0)]
+    edit.call_with_out("aten::cat.out", args, np.float32, (4, 3))
+    (got,) = host_run(edit.to_bytes(), edit.inputs).outputs()
+    np.testing.assert_array_equal(got, np.ones((4, 3), np.float32))
+
+    edit = EditedProgram(pte)
+    a, b = edit.input(np.ones((2, 3), np.float32)), edit.input(np.ones((2, 4), np.float32))
+    edit.call_with_out("aten::cat.out", [edit.tensor_list([a, b]), edit.int(0)], np.float32, (4, 3))
+    name, why = refused(edit)
+    assert name == "ShapeMismatch" and "tensors[1]" in why
 
 
 def test_expand(check) -> None:
@@ -183,14 +192,18 @@ def test_clone(check) -> None:
     )
 
 
-def test_aten_clone_and_memory_format(host) -> None:
-    x = np.arange(10, dtype=np.int16).reshape(2, 5)
-    for fmt, status in [(None, "Ok"), (0, "Ok"), (2, "NotSupported")]:  # 2 = channels_last
-        c = kcase.CaseBuilder()
-        t = c.tensor(x)
-        out = c.tensor(dtype=np.int16, shape=(2, 5))
-        c.call("aten::clone.out", [t, c.none() if fmt is None else c.int(fmt), out, out])
-        result = host.run_one(c)
-        assert result.status == status, result.reason
-        if status == "Ok":
-            np.testing.assert_array_equal(result.tensor(out), x)
+def test_aten_clone_and_memory_format(host_run, refused) -> None:
+    """aten::clone.out (export makes _clone_dim_order instead): memory_format None and
+    contiguous copy, channels_last is refused."""
+    x = np.arange(1, 11, dtype=np.int16).reshape(2, 5)
+    pte = oracle.export(lambda t: t.clone(), (torch.from_numpy(x),))
+    for fmt in (None, 0, 2):  # 2 = channels_last
+        edit = EditedProgram(pte)
+        memory_format = edit.none() if fmt is None else edit.int(fmt)
+        edit.call_with_out("aten::clone.out", [edit.input(x), memory_format], np.int16, (2, 5))
+        if fmt == 2:
+            name, why = refused(edit)
+            assert name == "NotSupported" and "memory_format" in why, why
+        else:
+            (got,) = host_run(edit.to_bytes(), edit.inputs).outputs()
+            np.testing.assert_array_equal(got, x)

@@ -3,10 +3,11 @@ forms, broadcasting, alpha, dtype promotion), sum, mean, softmax, sigmoid."""
 
 from __future__ import annotations
 
-import kcase
+import koracle as oracle
 import numpy as np
 import pytest
 import torch
+from kprogram import EditedProgram
 
 ADD, SUB, MUL = ["aten::add.out"], ["aten::sub.out"], ["aten::mul.out"]
 
@@ -98,14 +99,18 @@ def test_scalar_forms(check, name, fn, ops, dtype) -> None:
     check(fn, data((3, 7), dtype, 8), ops=ops)
 
 
-def test_add_scalar_keeps_dtype(host) -> None:
+@pytest.fixture(scope="module")
+def add_program() -> bytes:
+    return oracle.export(torch.add, (torch.ones(4), torch.ones(4)))
+
+
+def test_add_scalar_keeps_dtype(refused, add_program) -> None:
     """ExecuTorch's add.Scalar_out needs the promoted dtype to be self's: int32 + 2.5 -> error."""
-    c = kcase.CaseBuilder()
-    x = c.tensor(np.arange(4, dtype=np.int32))
-    out = c.tensor(dtype=np.float32, shape=(4,))
-    c.call("aten::add.Scalar_out", [x, c.double(2.5), c.int(1), out, out])
-    result = host.run_one(c)
-    assert result.status == "DtypeMismatch" and "promote" in result.reason
+    edit = EditedProgram(add_program)
+    args = [edit.input(np.arange(1, 5, dtype=np.int32)), edit.double(2.5), edit.int(1)]
+    edit.call_with_out("aten::add.Scalar_out", args, np.float32, (4,))
+    name, why = refused(edit)
+    assert name == "DtypeMismatch" and "promote" in why
 
 
 def test_python_scalars_become_tensors(check) -> None:
@@ -113,13 +118,15 @@ def test_python_scalars_become_tensors(check) -> None:
     check(lambda t: t * 2 + 1.5, data((2, 3, 4), torch.float32, 9), ops=[*MUL, *ADD])
 
 
-def binary_case(op, a, b, out_shape, out_dtype, alpha=None):
-    c = kcase.CaseBuilder()
-    x, y = c.tensor(a), c.tensor(b)
-    out = c.tensor(dtype=out_dtype, shape=out_shape)
-    extra = [] if alpha is None else [alpha(c)]
-    c.call(op, [x, y, *extra, out, out])
-    return c
+def binary_edit(pte: bytes, op: str, a, b, out_shape, out_dtype, alpha=None) -> EditedProgram:
+    """`op`(a, b[, alpha]) on new inputs into a new out (alpha: an int is an Int, a float a
+    Double)."""
+    edit = EditedProgram(pte)
+    args = [edit.input(a), edit.input(b)]
+    if alpha is not None:
+        args.append(edit.double(alpha) if isinstance(alpha, float) else edit.int(alpha))
+    edit.call_with_out(op, args, out_dtype, out_shape)
+    return edit
 
 
 @pytest.mark.parametrize(
@@ -129,42 +136,35 @@ def binary_case(op, a, b, out_shape, out_dtype, alpha=None):
         ("aten::add.out", (3, 4), (4,), (3, 5), np.float32, 1, "ShapeMismatch", "expected [3, 4]"),
         ("aten::add.out", (3, 4), (4,), (3, 4), np.int32, 1, "DtypeMismatch", "cannot be cast"),
         ("aten::mul.out", (3, 4), (4,), (3, 4), np.bool_, None, "DtypeMismatch", "cannot be cast"),
-        ("aten::add.out", (3, 4), (4,), (3, 4), np.float32, 2.5, "Ok", ""),
     ],
 )
-def test_binary_rejects(host, op, a, b, out_shape, out_dtype, alpha, error, reason) -> None:
-    def make_alpha(c):
-        return c.double(alpha) if isinstance(alpha, float) else c.int(alpha)
-
-    case = binary_case(
-        op, np.ones(a, np.float32), np.ones(b, np.float32), out_shape, out_dtype,
-        None if alpha is None else make_alpha,
-    )  # fmt: skip
-    result = host.run_one(case)
-    assert result.status == error, result.reason
-    assert reason in result.reason
+def test_binary_rejects(
+    refused, add_program, op, a, b, out_shape, out_dtype, alpha, error, reason
+) -> None:
+    ones = np.ones(a, np.float32), np.ones(b, np.float32)
+    name, why = refused(binary_edit(add_program, op, *ones, out_shape, out_dtype, alpha))
+    assert name == error, why
+    assert why.startswith(f"{op}: ") and reason in why, why
 
 
-def test_float_alpha_rejected_for_integers(host) -> None:
-    case = binary_case(
-        "aten::add.out", np.ones(4, np.int32), np.ones(4, np.int32), (4,), np.int32,
-        lambda c: c.double(0.5),
-    )  # fmt: skip
-    result = host.run_one(case)
-    assert result.status == "InvalidArgument" and "alpha" in result.reason
+def test_float_alpha_for_floats(host_run, add_program) -> None:
+    a, b = np.full((3, 4), 2, np.float32), np.arange(4, dtype=np.float32)
+    edit = binary_edit(add_program, "aten::add.out", a, b, (3, 4), np.float32, 2.5)
+    (got,) = host_run(edit.to_bytes(), edit.inputs).outputs()
+    np.testing.assert_array_equal(got, a + b * np.float32(2.5))
 
 
-def test_sub_rejects_bool(host) -> None:
-    case = binary_case(
-        "aten::sub.out",
-        np.ones(4, np.bool_),
-        np.ones(4, np.bool_),
-        (4,),
-        np.bool_,
-        lambda c: c.int(1),
-    )
-    result = host.run_one(case)
-    assert result.status == "DtypeMismatch" and "Bool" in result.reason
+def test_float_alpha_rejected_for_integers(refused, add_program) -> None:
+    ones = np.ones(4, np.int32)
+    edit = binary_edit(add_program, "aten::add.out", ones, ones, (4,), np.int32, 0.5)
+    name, why = refused(edit)
+    assert name == "InvalidArgument" and "alpha" in why
+
+
+def test_sub_rejects_bool(refused, add_program) -> None:
+    ones = np.ones(4, np.bool_)
+    name, why = refused(binary_edit(add_program, "aten::sub.out", ones, ones, (4,), np.bool_, 1))
+    assert name == "DtypeMismatch" and "Bool" in why
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,11 @@ non-finite inputs ExecuTorch leaves to the platform."""
 
 from __future__ import annotations
 
-import kcase
+import koracle as oracle
 import numpy as np
 import pytest
 import torch
+from kprogram import EditedProgram
 
 qd = torch.ops.quantized_decomposed
 Q_OUT = ["quantized_decomposed::quantize_per_tensor.out"]
@@ -60,19 +61,13 @@ def test_quantize_sizes(check, n) -> None:
     check(lambda t: qd.quantize_per_tensor(t, 0.02, 1, -128, 127, torch.int8), x, ops=Q_OUT)
 
 
-def test_quantize_non_finite(host) -> None:
-    """-inf and NaN give quant_min (what ExecuTorch does on x86), +inf gives quant_max
-    (ExecuTorch's x86 build gives quant_min there: its float -> int64 cast overflows)."""
-    x = np.array([-np.inf, np.nan, np.inf, 1e30, -1e30, 2.5, 3.5], np.float32)
-    for dtype, lo, hi in [(np.int8, -128, 127), (np.int16, -32768, 32767), (np.uint8, 0, 255)]:
-        c = kcase.CaseBuilder()
-        t = c.tensor(x)
-        out = c.tensor(dtype=dtype, shape=x.shape)
-        code = kcase.CODES[np.dtype(dtype)]
-        args = [c.double(1.0), c.int(0), c.int(lo), c.int(hi), c.int(code)]
-        c.call(Q_OUT[0], [t, *args, out, out])
-        got = host.run_one(c).ok().tensor(out)
-        np.testing.assert_array_equal(got, np.array([lo, lo, hi, hi, lo, 2, 4], dtype))
+@pytest.mark.parametrize(
+    "dtype,lo,hi", [(torch.int8, -128, 127), (torch.int16, -32768, 32767), (torch.uint8, 0, 255)]
+)
+def test_quantize_non_finite(host_run, dtype, lo, hi) -> None:
+    pte, expected = oracle.non_finite_quantize(dtype, lo, hi)
+    (got,) = host_run(pte, [oracle.NON_FINITE]).outputs()
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("dtype,lo,hi", [*RANGES, (torch.int32, -(2**31), 2**31 - 1)])
@@ -139,11 +134,10 @@ def test_dequantize_per_channel(check, dtype, axis, with_zp) -> None:
     check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"])
 
 
-def quant_call(c: kcase.CaseBuilder, x: np.ndarray, out_dtype, lo: int, hi: int, dtype_code: int):
-    t = c.tensor(x)
-    out = c.tensor(dtype=out_dtype, shape=x.shape)
-    c.call(
-        Q_OUT[0], [t, c.double(0.1), c.int(0), c.int(lo), c.int(hi), c.int(dtype_code), out, out]
+@pytest.fixture(scope="module")
+def quantize_program() -> bytes:
+    return oracle.export(
+        lambda t: qd.quantize_per_tensor(t, 0.1, 0, -128, 127, torch.int8), (torch.zeros(4),)
     )
 
 
@@ -156,27 +150,33 @@ def quant_call(c: kcase.CaseBuilder, x: np.ndarray, out_dtype, lo: int, hi: int,
         (np.float32, -128, 127, 6, "does not take"),  # float out
     ],
 )
-def test_quantize_rejects(host, out_dtype, lo, hi, code, error) -> None:
-    c = kcase.CaseBuilder()
-    quant_call(c, np.zeros(4, np.float32), out_dtype, lo, hi, code)
-    result = host.run_one(c)
-    assert result.status in ("InvalidArgument", "DtypeMismatch")
-    assert error in result.reason, result.reason
+def test_quantize_rejects(refused, quantize_program, out_dtype, lo, hi, code, error) -> None:
+    edit = EditedProgram(quantize_program)
+    t = edit.input(np.full(4, 1.5, np.float32))
+    args = [t, edit.double(0.1), edit.int(0), edit.int(lo), edit.int(hi), edit.int(code)]
+    edit.call_with_out(Q_OUT[0], args, out_dtype, (4,))
+    name, why = refused(edit)
+    assert name in ("InvalidArgument", "DtypeMismatch")
+    assert error in why, why
 
 
-def test_dequantize_rejects_bad_scale_tensor(host) -> None:
-    c = kcase.CaseBuilder()
-    x = c.tensor(np.zeros(4, np.int8))
-    scale = c.tensor(np.array([0.1], np.float32))  # ExecuTorch takes only Double here
-    zp = c.tensor(np.array([0], np.int64))
-    out = c.tensor(dtype=np.float32, shape=(4,))
-    args = [c.int(-128), c.int(127), c.int(1), c.none()]
-    c.call(
-        "quantized_decomposed::dequantize_per_tensor.Tensor_out", [x, scale, zp, *args, out, out]
-    )
-    result = host.run_one(c)
-    assert result.status == "InvalidArgument"
-    assert "scale must be one Double" in result.reason
+def test_dequantize_rejects_bad_scale_tensor(refused) -> None:
+    def fn(t, s, z):
+        return qd.dequantize_per_tensor.tensor(t, s, z, -128, 127, torch.int8)
+
+    example = (torch.ones(4, dtype=torch.int8), torch.ones(1, dtype=torch.float64),
+               torch.zeros(1, dtype=torch.int64))  # fmt: skip
+    edit = EditedProgram(oracle.export(fn, example))
+    (call,) = edit.exported_calls
+    args = list(call.args)
+    args[0] = edit.input(np.ones(4, np.int8))
+    args[1] = edit.input(np.array([0.1], np.float32))  # ExecuTorch takes only Double here
+    args[2] = edit.input(np.array([0], np.int64))
+    edit.output(args[-1])
+    edit.call("quantized_decomposed::dequantize_per_tensor.Tensor_out", args)
+    name, why = refused(edit)
+    assert name == "InvalidArgument"
+    assert "scale must be one Double" in why
 
 
 def test_quantize_to_int32(check) -> None:
