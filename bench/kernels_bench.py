@@ -167,9 +167,17 @@ class Runner:
     def instructions(self, elf: Path, pte: bytes, inputs: list[np.ndarray], check) -> int:
         self.count += 1
         folder = self.workdir / f"run{self.count}"
-        program_blob, inputs_blob = write_blobs(load_program(pte), inputs, folder)
+        program = load_program(pte)
+        program_blob, inputs_blob = write_blobs(program, inputs, folder)
         result = run_firmware(
-            self.target, self.board, elf, program_blob, inputs_blob, TIMEOUT_S, folder
+            self.target,
+            self.board,
+            elf,
+            program_blob,
+            inputs_blob,
+            TIMEOUT_S,
+            folder,
+            outputs=program.outputs(),
         )
         check(inputs, result.outputs)
         assert result.instructions is not None

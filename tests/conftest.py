@@ -128,8 +128,8 @@ def host_run(host_build: Path, tmp_path_factory):
     def run(program: Path | bytes, inputs: list[np.ndarray] | bytes, *options: str) -> HostRun:
         n = next(counter)
         data = program if isinstance(program, bytes) else Path(program).read_bytes()
-        planned = planned_bytes(data)
-        if planned is not None and "--planned-bytes" not in options:
+        planned = None if "--planned-bytes" in options else planned_bytes(data)
+        if planned is not None:
             options = ("--planned-bytes", str(planned), *options)
         files = []
         if isinstance(program, bytes):

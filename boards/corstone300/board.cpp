@@ -1,6 +1,9 @@
-// Corstone-300 platform hooks: CMSDK UART0 console, SysTick ticks, semihosting exit.
+// Corstone-300 platform hooks: CMSDK UART0 console, SysTick ticks, the end of a run.
 //
-// Every address comes from board_config.h, generated from board.yaml.
+// Every address comes from board_config.h, generated from board.yaml. How a run ends is a
+// build option (board.yaml runtime.exit, SCons exit=): SDK_EXIT_SEMIHOSTING for QEMU and the
+// FVP, SDK_EXIT_PARK for a board without a debugger, where semihosting's bkpt would escalate
+// to a HardFault.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,9 +34,17 @@ constexpr uint32_t kSystCsrEnable = 1u << 0;
 constexpr uint32_t kSystCsrTickInt = 1u << 1;
 constexpr uint32_t kSystCsrCpuClock = 1u << 2;
 
+#if defined(SDK_EXIT_SEMIHOSTING)
 // Semihosting: SYS_EXIT_EXTENDED with ADP_Stopped_ApplicationExit carries a full exit code.
 constexpr uint32_t kSysExitExtended = 0x20;
 constexpr uint32_t kAdpStoppedApplicationExit = 0x20026;
+#elif !defined(SDK_EXIT_PARK)
+#error "board_config.h names no exit method (SDK_EXIT_SEMIHOSTING or SDK_EXIT_PARK)"
+#endif
+
+// CFSR bits of faults taken while stacking: MSTKERR (MemManage), STKERR (BusFault), STKOF
+// (UsageFault, the stack limit MSPLIM).
+constexpr uint32_t kCfsrStackingFaults = (1u << 4) | (1u << 12) | (1u << 20);
 
 volatile uint32_t g_systick_wraps = 0;
 
@@ -100,11 +111,17 @@ extern "C" uint64_t platform_ticks(void) {
 extern "C" uint32_t platform_tick_hz(void) { return SDK_TICK_HZ; }
 
 extern "C" __attribute__((noreturn)) void platform_exit(int code) {
+#if defined(SDK_EXIT_SEMIHOSTING)
   volatile uint32_t block[2] = {kAdpStoppedApplicationExit, static_cast<uint32_t>(code)};
   register uint32_t r0 __asm("r0") = kSysExitExtended;
   register const volatile uint32_t* r1 __asm("r1") = block;
   __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
-  // No debugger/emulator took the exit: park the CPU.
+#else
+  (void)code;  // the record (result line or fault record) already said how the run ended
+#endif
+  // Nothing took the exit (or nothing is meant to): park the CPU with interrupts off.
+  reg(kSystCsr) = 0;
+  __asm volatile("cpsid i" ::: "memory");
   for (;;) {
     __asm volatile("wfi");
   }
@@ -120,6 +137,13 @@ extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar,
   put_hex("pc", pc);
   put_hex("lr", lr);
   put_hex("psr", psr);
+  // A fault while stacking the exception frame (a stack-limit hit or a bus/MPU error on
+  // exception entry) leaves no frame, or half of one: pc/lr/psr above are whatever the stack
+  // held there before.
+  if ((cfsr & kCfsrStackingFaults) != 0) {
+    static const char kStale[] = " frame=stale";
+    platform_write(kStale, sizeof(kStale) - 1);
+  }
   platform_write("\n", 1);
 }
 

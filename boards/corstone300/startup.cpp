@@ -4,7 +4,8 @@
 // which aliases ITCM (linked at 0x10000000). The reset handler enables the
 // FPU/MVE before any code that may use them, copies .data, zeroes .bss, runs
 // static constructors, and calls main. Faults print an `@sdk fault` record
-// (CFSR, HFSR, MMFAR, BFAR and the stacked PC/LR/xPSR) and exit with 100.
+// (CFSR, HFSR, MMFAR, BFAR and the stacked PC/LR/xPSR, marked `frame=stale` when the fault
+// hit while the frame was being stacked) and exit with 100.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -101,7 +102,8 @@ extern "C" __attribute__((noreturn, used)) void reset_handler(void) {
   reg(kShcsr) |= kShcsrFaultEnables;  // precise fault reports instead of a HardFault
   // A stack overflow faults (UsageFault STKOF) instead of silently overwriting .bss.
   __asm volatile("msr msplim, %0" ::"r"(&__stack_limit));
-  // Word loops, not memcpy/memset: these run before the C library may be used.
+  // Word loops, not memcpy/memset: these run before the C library may be used (SConstruct
+  // builds board sources with -fno-tree-loop-distribute-patterns so GCC keeps them loops).
   for (uint32_t *src = &__data_load, *dst = &__data_start; dst < &__data_end;) {
     *dst++ = *src++;
   }

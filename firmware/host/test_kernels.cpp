@@ -39,6 +39,12 @@ rt::Error fail_always(rt::KernelContext&, rt::Value* const*, size_t) {
   return rt::fail(rt::Error::KernelFailed, "placeholder failure");
 }
 
+rt::Error retag(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  RT_CHECK(nargs >= 1, rt::Error::InvalidArgument, "retag takes a value");
+  args[0]->tag = rt::Tag::Int;
+  return rt::Error::Ok;
+}
+
 rt::Error record(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
   g_recorded_args = args;
   g_recorded_nargs = nargs;
@@ -78,6 +84,8 @@ namespace rt {
 const KernelEntry kKernelTable[] = {
     {"aten::add.out", test::add_out},
     {"test::fail.default", test::fail_always},
+    {"test::fail", test::fail_always},
+    {"test::retag.default", test::retag},
     {"test::record.default", test::record},
 };
 const size_t kKernelTableSize = sizeof(kKernelTable) / sizeof(kKernelTable[0]);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "program_generated.h"
 #include "rt/backend.h"
@@ -41,6 +42,26 @@ Bytes read_file(const std::string& path) {
   return Bytes(data.data(), data.size());
 }
 
+std::string capture_stdout(const std::function<void()>& fn) {
+  fflush(stdout);
+  FILE* sink = tmpfile();
+  int saved = dup(fileno(stdout));
+  dup2(fileno(sink), fileno(stdout));
+  fn();
+  fflush(stdout);
+  dup2(saved, fileno(stdout));
+  close(saved);
+  std::string text;
+  rewind(sink);
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), sink)) > 0) {
+    text.append(chunk, n);
+  }
+  fclose(sink);
+  return text;
+}
+
 // ---- ProgramBuilder ---------------------------------------------------------------------
 
 struct ProgramBuilder::ValueSpec {
@@ -53,10 +74,12 @@ struct ProgramBuilder::ValueSpec {
   std::vector<int32_t> ints;
   std::vector<double> doubles;
   bool empty = false;
+  int alias_of = -1;  // >= 0: the EValue table of that value, again
 };
 
 struct ProgramBuilder::InstructionSpec {
-  fb::InstructionArguments type;
+  fb::InstructionArguments type = fb::InstructionArguments::NONE;
+  int repeat_of = -1;  // >= 0: the table of that instruction, again
   int32_t a = 0;
   int32_t b = 0;
   std::vector<int32_t> args;
@@ -164,6 +187,17 @@ int ProgramBuilder::empty_value() {
   return append(values_, v);
 }
 
+int ProgramBuilder::alias(int value, size_t count) {
+  int first = static_cast<int>(values_.size());
+  for (size_t i = 0; i < count; ++i) {
+    auto v = std::make_shared<ValueSpec>();
+    v->type = values_[static_cast<size_t>(value)]->type;
+    v->alias_of = value;
+    values_.push_back(v);
+  }
+  return first;
+}
+
 int ProgramBuilder::op(const std::string& name, const std::string& overload) {
   ops_.emplace_back(name, overload);
   return static_cast<int>(ops_.size() - 1);
@@ -217,10 +251,23 @@ void ProgramBuilder::free_value(int value) {
   instructions_.push_back(i);
 }
 
+void ProgramBuilder::repeat_last_instruction(size_t count) {
+  int last = static_cast<int>(instructions_.size()) - 1;
+  for (size_t i = 0; i < count; ++i) {
+    auto repeat = std::make_shared<InstructionSpec>();
+    repeat->repeat_of = last;
+    instructions_.push_back(repeat);
+  }
+}
+
 Bytes ProgramBuilder::finish() const {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::EValue>> values;
   for (const auto& v : values_) {
+    if (v->alias_of >= 0) {
+      values.push_back(values[static_cast<size_t>(v->alias_of)]);
+      continue;
+    }
     flatbuffers::Offset<void> val = 0;
     switch (v->type) {
       case fb::KernelTypes::Null:
@@ -278,6 +325,10 @@ Bytes ProgramBuilder::finish() const {
   }
   std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
   for (const auto& i : instructions_) {
+    if (i->repeat_of >= 0) {
+      instructions.push_back(instructions[static_cast<size_t>(i->repeat_of)]);
+      continue;
+    }
     flatbuffers::Offset<void> args = 0;
     switch (i->type) {
       case fb::InstructionArguments::KernelCall:

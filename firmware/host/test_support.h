@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -68,6 +69,9 @@ class ProgramBuilder {
   int tensor_list(std::vector<int32_t> item_values);
   int optional_tensor_list(std::vector<int32_t> item_values);
   int empty_value();  // an EValue whose union type is set but whose table is absent
+  // `count` more values that are the EValue table of `value` again (flatbuffers lets many
+  // offsets point at one table); returns the index of the first.
+  int alias(int value, size_t count);
 
   int op(const std::string& name, const std::string& overload);
   int delegate(const std::string& id, std::vector<uint8_t> payload,
@@ -78,6 +82,8 @@ class ProgramBuilder {
   void move(int from, int to);
   void jump_false(int cond, int destination);
   void free_value(int value);
+  // The last instruction's table `count` more times (shared, like alias()).
+  void repeat_last_instruction(size_t count);
 
   void set_inputs(std::vector<int32_t> values) { inputs_ = std::move(values); }
   void set_outputs(std::vector<int32_t> values) { outputs_ = std::move(values); }
@@ -102,9 +108,13 @@ class ProgramBuilder {
   int chains_ = 1;
 };
 
-// Placeholder kernels in this binary's kKernelTable (test_support.cpp):
+// Everything `fn` writes to stdout (platform_write on the host), as one string.
+std::string capture_stdout(const std::function<void()>& fn);
+
+// Placeholder kernels in this binary's kKernelTable (test_kernels.cpp):
 //   aten::add.out       float out = self + alpha * other (args: self, other, alpha, out, ret)
-//   test::fail.default  always fails with KernelFailed
+//   test::fail.default  always fails with KernelFailed (also as "test::fail", no overload)
+//   test::retag.default  turns its first argument into an Int value (a broken kernel)
 //   test::record.default  remembers its arguments in g_recorded_args
 extern rt::Value* const* g_recorded_args;
 extern size_t g_recorded_nargs;

@@ -1,7 +1,10 @@
 // The `@sdk` result record: line building, hex, CRC-32.
 #include "record.h"
 
+#include <string.h>
+
 #include "platform.h"
+#include "rt/error.h"
 
 namespace runner {
 namespace {
@@ -92,16 +95,46 @@ Line& Line::hex_bytes(const uint8_t* data, size_t size) {
 Line& Line::quoted(const char* s) {
   put('"');
   for (; *s != '\0'; ++s) {
-    char c = *s;
-    put(c == '"' ? '\'' : (static_cast<unsigned char>(c) < 0x20 ? ' ' : c));
+    put(printable(*s));
   }
   put('"');
   return *this;
 }
 
+char Line::printable(char c) {
+  // Anything else could end the line or the quotes for the host: a control character, or a
+  // byte of a UTF-8 sequence such as U+2028 or U+0085, which some line splitters break at.
+  unsigned char u = static_cast<unsigned char>(c);
+  if (u < 0x20 || u > 0x7e) {
+    return '?';
+  }
+  return c == '"' ? '\'' : c;
+}
+
 void Line::end() {
   put('\n');
   flush();
+}
+
+ShapeText shape_text(const int32_t* sizes, size_t dim) {
+  ShapeText out;
+  size_t n = 0;
+  out.text[n++] = '[';
+  for (size_t d = 0; d < dim; ++d) {
+    rt::NumberText size = rt::int_text(sizes[d]);
+    size_t len = strlen(size.text);
+    if (n + len + 3 > sizeof(out.text)) {
+      break;  // cut, never overrun (more than kMaxDims dimensions)
+    }
+    if (d > 0) {
+      out.text[n++] = ',';
+    }
+    memcpy(out.text + n, size.text, len);
+    n += len;
+  }
+  out.text[n++] = ']';
+  out.text[n] = '\0';
+  return out;
 }
 
 }  // namespace runner

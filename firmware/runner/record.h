@@ -9,6 +9,12 @@ namespace runner {
 // CRC-32 (IEEE 802.3, as zlib.crc32), continuing from `crc` (0 to start).
 uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
 
+// "[1,8,16]" ("[]" for 0 dimensions), for reasons about input shapes.
+struct ShapeText {
+  char text[100];  // 8 dimensions of 10 digits, commas, brackets
+};
+ShapeText shape_text(const int32_t* sizes, size_t dim);
+
 // One console line, built piecewise and written through platform_write.
 // Flushes by itself when its buffer fills, so a line may be any length.
 class Line {
@@ -20,8 +26,11 @@ class Line {
   Line& i64(int64_t value);
   Line& hex32(uint32_t value);  // 8 lowercase digits, no prefix
   Line& hex_bytes(const uint8_t* data, size_t size);
-  // Text in double quotes, with quotes and control characters replaced, for reason="...".
+  // Text from the program (reasons name operators, backends, methods) in double quotes, for
+  // reason="...": only printable ASCII goes out, '"' becomes '\'' and any other byte '?'.
   Line& quoted(const char* s);
+  // The byte quoted() writes for `c`.
+  static char printable(char c);
   void end();  // newline + flush
 
  private:

@@ -21,7 +21,7 @@ uint32_t read_u32(const uint8_t* p) {
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
-unsigned long ul(uint64_t v) { return static_cast<unsigned long>(v); }
+using rt::ul;
 
 bool all_zero(const uint8_t* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -30,39 +30,6 @@ bool all_zero(const uint8_t* p, size_t n) {
     }
   }
   return true;
-}
-
-// "[1,8,16]" into `text` (cut if too long).
-const char* shape_text(const int32_t* sizes, size_t dim, char* text, size_t capacity) {
-  size_t n = 0;
-  auto put = [&](char c) {
-    if (n + 1 < capacity) {
-      text[n++] = c;
-    }
-  };
-  put('[');
-  for (size_t d = 0; d < dim; ++d) {
-    if (d > 0) {
-      put(',');
-    }
-    char digits[12];
-    int k = 0;
-    int64_t v = sizes[d];
-    if (v < 0) {
-      put('-');
-      v = -v;
-    }
-    do {
-      digits[k++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (k > 0) {
-      put(digits[--k]);
-    }
-  }
-  put(']');
-  text[n] = '\0';
-  return text;
 }
 
 struct InputRecord {
@@ -101,8 +68,6 @@ rt::Error read_input_record(rt::ConstBytes inputs, size_t i, size_t count, Input
 }
 
 rt::Error check_input(size_t i, const InputRecord& record, const rt::Tensor& tensor) {
-  char given[64];
-  char expected[64];
   rt::ScalarType dtype = static_cast<rt::ScalarType>(record.dtype);
   RT_CHECK(dtype == tensor.dtype, rt::Error::InputMismatch,
            "input %lu: dtype %s (%u) given, the program takes %s", ul(i),
@@ -113,8 +78,8 @@ rt::Error check_input(size_t i, const InputRecord& record, const rt::Tensor& ten
   }
   RT_CHECK(same_shape, rt::Error::InputMismatch,
            "input %lu: shape %s given, the program takes %s", ul(i),
-           shape_text(record.sizes, record.ndim, given, sizeof(given)),
-           shape_text(tensor.sizes, tensor.dim, expected, sizeof(expected)));
+           shape_text(record.sizes, record.ndim).text,
+           shape_text(tensor.sizes, tensor.dim).text);
   RT_CHECK(record.nbytes == tensor.nbytes, rt::Error::InputMismatch,
            "input %lu: %lu bytes given, the program's tensor has %lu", ul(i), ul(record.nbytes),
            ul(tensor.nbytes));
@@ -144,12 +109,17 @@ rt::Error set_inputs(rt::Method& method, rt::ConstBytes inputs) {
   return rt::Error::Ok;
 }
 
-rt::Error check_outputs(const rt::Method& method) {
+// Before execute() (NotSupported: the program has a non-tensor output) and again after it
+// (Internal): the outputs are read through their values, and the runtime refuses moves that
+// change a value's kind at load, so a change here is a kernel or delegate that broke a value;
+// never print through whatever it left there.
+rt::Error check_outputs(const rt::Method& method, bool executed) {
   for (size_t i = 0; i < method.num_outputs(); ++i) {
     const rt::Value* value = method.output(i);
-    RT_CHECK(value->is_tensor(), rt::Error::NotSupported,
-             "output %lu is %s; only tensor outputs are supported", ul(i),
-             rt::tag_name(value->tag));
+    RT_CHECK(value->is_tensor(), executed ? rt::Error::Internal : rt::Error::NotSupported,
+             "output %lu is %s%s", ul(i), rt::tag_name(value->tag),
+             executed ? " after execute(), no longer a tensor"
+                      : "; only tensor outputs are supported");
   }
   return rt::Error::Ok;
 }
@@ -246,7 +216,7 @@ int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory&
 
   rt::Error err = set_inputs(method.get(), inputs);
   if (err == rt::Error::Ok) {
-    err = check_outputs(method.get());
+    err = check_outputs(method.get(), false);
   }
   if (err != rt::Error::Ok) {
     return report_error(err);
@@ -256,6 +226,10 @@ int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory&
   uint64_t run_ticks = platform_ticks() - run_start;
   if (err != rt::Error::Ok && !options.outputs_on_error) {
     return report_error(err);
+  }
+  rt::Error outputs_err = check_outputs(method.get(), true);
+  if (outputs_err != rt::Error::Ok) {
+    return report_error(outputs_err);
   }
   for (size_t i = 0; i < method.get().num_outputs(); ++i) {
     print_output(i, *method.get().output(i)->u.t);

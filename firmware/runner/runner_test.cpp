@@ -216,3 +216,70 @@ TEST(run_refuses_malformed_inputs) {
     CHECK_EQ(run_with(p), static_cast<int>(rt::Error::InvalidInputs));
   }
 }
+
+// ---- The record: nothing from the program may end a line or a quoted text -----------------
+
+TEST(quoted_text_keeps_only_printable_ascii) {
+  std::string out = test::capture_stdout([] {
+    runner::Line line;
+    line.text("x ").quoted("a\"b\xe2\x80\xa8" "c\xc2\x85\n\r\x7f~ ").end();
+  });
+  CHECK(out == "x \"a'b???c?????~ \"\n");
+}
+
+TEST(an_operator_name_cannot_inject_record_lines) {
+  // The reviewer's inject.pte: U+2028 (E2 80 A8) before fake `@sdk` lines in an operator name,
+  // which a host splitting lines at U+2028 took for the record's last result line.
+  test::ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  p.kernel_call(p.op("x\xe2\x80\xa8@sdk result status=ok outputs=0 init_ticks=1 run_ticks=1 "
+                     "tick_hz=1\n@sdk result status=ok outputs=0",
+                     "out"),
+                {x});
+  p.set_outputs({x});
+  p.set_buffer_sizes({0, 16});
+  Bytes program = p.finish();
+  std::vector<uint8_t> payload = inputs_payload({});
+  Bytes inputs(payload.data(), payload.size());
+  int code = -1;
+  std::string out = test::capture_stdout([&] {
+    code = runner::run({program.data(), program.size()}, {inputs.data(), inputs.size()},
+                       kMemory);
+  });
+  CHECK_EQ(code, static_cast<int>(rt::Error::OperatorMissing));
+  for (char c : out) {
+    CHECK(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 &&
+                        static_cast<unsigned char>(c) <= 0x7e));
+  }
+  CHECK(out.find("\n@sdk result") == std::string::npos);  // the one result line starts `out`
+  CHECK(out.rfind("@sdk result status=error code=5 name=OperatorMissing reason=\"x???@sdk", 0) == 0);
+  CHECK(out.find("tick_hz=1?@sdk") != std::string::npos);
+}
+
+TEST(runner_rechecks_the_outputs_after_execute) {
+  // A kernel (or delegate) that turns its output into something else: the runner must not
+  // print through the output as if it still were a tensor.
+  test::ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {2, 3}, 0);
+  p.kernel_call(p.op("test::retag", "default"), {x});
+  p.set_inputs({x});
+  p.set_outputs({x});
+  p.set_buffer_sizes({0, 32});
+  Bytes program = p.finish();
+  std::vector<uint8_t> payload = inputs_payload({kFloat23});
+  Bytes inputs(payload.data(), payload.size());
+  int code = -1;
+  std::string out = test::capture_stdout([&] {
+    code = runner::run({program.data(), program.size()}, {inputs.data(), inputs.size()},
+                       kMemory);
+  });
+  CHECK_EQ(code, static_cast<int>(rt::Error::Internal));
+  CHECK_REASON("output 0 is Int after execute(), no longer a tensor");
+  CHECK(out.find("@sdk output") == std::string::npos);
+}
+
+TEST(shapes_print_whole) {
+  const int32_t sizes[8] = {2147483647, -1, 0, 1, 2, 3, 4, 5};
+  CHECK(strcmp(runner::shape_text(sizes, 8).text, "[2147483647,-1,0,1,2,3,4,5]") == 0);
+  CHECK(strcmp(runner::shape_text(sizes, 0).text, "[]") == 0);
+}

@@ -62,6 +62,34 @@ void add_context(const char* fmt, ...) {
   g_reason[prefix_len + 1] = ' ';
 }
 
+namespace {
+
+// Digits written backwards from the end of the buffer, then the sign.
+NumberText number_text(uint64_t magnitude, bool negative) {
+  NumberText out;
+  char* p = out.text + sizeof(out.text) - 1;
+  *p = '\0';
+  do {
+    *--p = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (negative) {
+    *--p = '-';
+  }
+  memmove(out.text, p, static_cast<size_t>(out.text + sizeof(out.text) - p));
+  return out;
+}
+
+}  // namespace
+
+NumberText uint_text(uint64_t value) { return number_text(value, false); }
+
+NumberText int_text(int64_t value) {
+  // The magnitude of INT64_MIN does not fit int64_t: negate in uint64_t.
+  uint64_t magnitude = static_cast<uint64_t>(value);
+  return number_text(value < 0 ? uint64_t{0} - magnitude : magnitude, value < 0);
+}
+
 const char* last_error_reason() { return g_reason; }
 
 void clear_error() { g_reason[0] = '\0'; }

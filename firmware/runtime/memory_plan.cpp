@@ -10,8 +10,9 @@ namespace {
 
 Error buffer_size(const flatbuffers::Vector<int64_t>& sizes, size_t id, size_t* out) {
   int64_t size = sizes.Get(static_cast<flatbuffers::uoffset_t>(id));
-  RT_CHECK(size >= 0 && static_cast<uint64_t>(size) <= SIZE_MAX - kPlannedAlignment,
-           Error::InvalidProgram, "planned buffer %lu has an invalid size", ul(id));
+  RT_CHECK(size >= 0 && static_cast<uint64_t>(size) <= kMaxSize - kPlannedAlignment,
+           Error::InvalidProgram, "planned buffer %lu has an invalid size (%s bytes)", ul(id),
+           int_text(size).text);
   *out = static_cast<size_t>(size);
   return Error::Ok;
 }

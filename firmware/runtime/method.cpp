@@ -41,6 +41,9 @@ const char* overload_of(const fb::Operator& op) {
   return op.overload() == nullptr ? "" : op.overload()->c_str();
 }
 
+// "." between name and overload, or nothing when the overload is empty ("test::op").
+const char* overload_dot(const fb::Operator& op) { return overload_of(op)[0] == '\0' ? "" : "."; }
+
 // Everything load() resolves before it allocates, so that a missing kernel or
 // backend is reported as such, whatever the arena sizes.
 struct Resolution {
@@ -79,9 +82,8 @@ Error resolve_operators(const fb::ExecutionPlan& plan, KernelFn* kernels) {
       }
     }
     RT_CHECK(fn != nullptr, Error::OperatorMissing,
-             "%s%s%s: no kernel in this firmware (%lu kernels)",
-             op->name()->c_str(), op->overload() != nullptr && op->overload()->size() ? "." : "",
-             overload_of(*op), ul(kKernelTableSize));
+             "%s%s%s: no kernel in this firmware (%lu kernels)", op->name()->c_str(),
+             overload_dot(*op), overload_of(*op), ul(kKernelTableSize));
     if (kernels != nullptr) {
       kernels[i] = fn;
     }
@@ -102,7 +104,7 @@ Error resolve_backend(const fb::BackendDelegate& delegate, size_t index, const B
 
 Error check_index(size_t pc, const char* what, int64_t value, size_t limit) {
   RT_CHECK(value >= 0 && static_cast<uint64_t>(value) < limit, Error::InvalidProgram,
-           "instruction %lu: %s %ld out of range (%lu)", ul(pc), what, static_cast<long>(value),
+           "instruction %lu: %s %s out of range (%lu)", ul(pc), what, int_text(value).text,
            ul(limit));
   return Error::Ok;
 }
@@ -146,10 +148,18 @@ Error check_instruction(const fb::Instruction& instruction, size_t pc, size_t co
       return fail(Error::InvalidProgram, "instruction %lu has unknown type %d", ul(pc),
                   static_cast<int>(instruction.instr_args_type()));
   }
+  // Instructions may share one argument vector: the sum is not bounded by the program's size.
+  // Checked first, in the bytes of metadata the arguments take, so a program that shares one
+  // long vector many times fails before its arguments are all looked at.
+  size_t arg_bytes = 0;
+  RT_CHECK(add_size(*num_args, vector_size(args), num_args) &&
+               mul_size(*num_args, sizeof(Value*), &arg_bytes),
+           Error::InvalidProgram,
+           "instruction %lu: arguments pass %lu bytes in all", ul(pc),
+           ul(kMaxSize));
   for (size_t k = 0; k < vector_size(args); ++k) {
     RT_TRY(check_index(pc, "argument value", args->Get(static_cast<uoffset_t>(k)), num_values));
   }
-  *num_args += vector_size(args);
   return Error::Ok;
 }
 
@@ -161,6 +171,23 @@ Error count_instructions(const fb::Chain& chain, size_t num_values, size_t num_o
   for (size_t pc = 0; pc < count; ++pc) {
     RT_TRY(check_instruction(*instructions->Get(static_cast<uoffset_t>(pc)), pc, count, num_values,
                              num_operators, num_delegates, num_args));
+  }
+  return Error::Ok;
+}
+
+// Inputs and outputs must be memory-planned, as ExecuTorch's set_input copies only into planned
+// inputs: set_input writes into an input's memory and the runner reads the outputs', and a
+// constant's memory is the program's own read-only bytes.
+Error check_planned(const fb::ExecutionPlan& plan, const flatbuffers::Vector<int32_t>* indices,
+                    const char* what) {
+  for (size_t i = 0; i < vector_size(indices); ++i) {
+    int32_t index = indices->Get(static_cast<uoffset_t>(i));  // in range: checked before
+    const fb::EValue* evalue = plan.values()->Get(static_cast<uoffset_t>(index));
+    if (evalue->val_type() != fb::KernelTypes::Tensor) {
+      continue;  // the runner refuses those with their own reason
+    }
+    RT_CHECK(evalue->val_as_Tensor()->allocation_info() != nullptr, Error::NotSupported,
+             "%s %lu (value %lu) is not memory-planned", what, ul(i), ul(static_cast<uint32_t>(index)));
   }
   return Error::Ok;
 }
@@ -195,10 +222,13 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
     const fb::BackendDelegate* delegate = plan.delegates()->Get(static_cast<uoffset_t>(d));
     const Backend* backend;
     RT_TRY(resolve_backend(*delegate, d, &backend));
-    r->num_specs += vector_size(delegate->compile_specs());
+    RT_CHECK(add_size(r->num_specs, vector_size(delegate->compile_specs()), &r->num_specs),
+             Error::InvalidProgram, "delegate %lu: compile specs pass %lu in all",
+             ul(d), ul(kMaxSize));
     RT_CHECK(add_size(r->delegate_state, align_up(backend->state_size, kMetadataAlignment),
                       &r->delegate_state),
-             Error::InvalidArgument, "state size overflow");
+             Error::InvalidArgument, "delegate %lu: state bytes pass %lu in all", ul(d),
+             ul(kMaxSize));
   }
   r->num_operators = vector_size(plan.operators());
   RT_TRY(resolve_operators(plan, nullptr));
@@ -207,6 +237,8 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
     RT_TRY(count_instructions(*r->chain, num_values, r->num_operators, r->num_delegates,
                               &r->num_args));
   }
+  RT_TRY(check_planned(plan, plan.inputs(), "input"));
+  RT_TRY(check_planned(plan, plan.outputs(), "output"));
 
   size_t total = 0;
   bool ok = add_block(&total, num_values, sizeof(Value)) &&
@@ -253,6 +285,26 @@ Error delegate_payload(const Program& program, const fb::BackendDelegate& delega
            ul(ref->index()), ul(vector_size(blobs)));
   const auto* data = blobs->Get(ref->index())->data();
   *payload = ConstBytes{data == nullptr ? nullptr : data->data(), vector_size(data)};
+  return Error::Ok;
+}
+
+// A MoveCall copies a whole value. The destination keeps its kind, and a tensor its dtype and
+// shape, so that what was checked about it at load (by the runner, by kernels) stays true while
+// the method runs; ExecuTorch's emitter only moves between values of one spec. Values change
+// kind only through moves, so checking each move once, here, covers every execution.
+Error check_move(const Value& from, const Value& to, size_t pc) {
+  RT_CHECK(from.tag == to.tag, Error::InvalidProgram,
+           "instruction %lu: MoveCall of a %s value into a %s value", ul(pc),
+           tag_name(from.tag), tag_name(to.tag));
+  if (from.tag != Tag::Tensor) {
+    return Error::Ok;
+  }
+  const Tensor& a = *from.u.t;
+  const Tensor& b = *to.u.t;
+  bool same = a.dtype == b.dtype && a.dim == b.dim &&
+              memcmp(a.sizes, b.sizes, a.dim * sizeof(a.sizes[0])) == 0;
+  RT_CHECK(same, Error::InvalidProgram,
+           "instruction %lu: MoveCall between tensors of another dtype or shape", ul(pc));
   return Error::Ok;
 }
 
@@ -346,6 +398,7 @@ Error MethodLoader::build_steps(const Resolution& r, Method& m, Arena& arena) {
         step.kind = StepKind::Move;
         step.a = static_cast<uint32_t>(instruction->instr_args_as_MoveCall()->move_from());
         step.b = static_cast<uint32_t>(instruction->instr_args_as_MoveCall()->move_to());
+        RT_TRY(check_move(m.values_[step.a], m.values_[step.b], pc));
         break;
       case fb::InstructionArguments::JumpFalseCall:
         step.kind = StepKind::JumpFalse;
@@ -357,6 +410,10 @@ Error MethodLoader::build_steps(const Resolution& r, Method& m, Arena& arena) {
       case fb::InstructionArguments::FreeCall:
         step.kind = StepKind::Free;
         step.a = static_cast<uint32_t>(instruction->instr_args_as_FreeCall()->value_index());
+        // As in ExecuTorch, only a tensor can be freed.
+        RT_CHECK(m.values_[step.a].tag == Tag::Tensor, Error::InvalidProgram,
+                 "instruction %lu: FreeCall of a %s value", ul(pc),
+                 tag_name(m.values_[step.a].tag));
         break;
       default:
         return fail(Error::Internal, "instruction %lu changed type", ul(pc));
@@ -448,16 +505,24 @@ Error Method::set_input(size_t i, const void* data, size_t nbytes) {
 
 namespace {
 
+// As ExecuTorch's parse_cond_value: a Bool value, or a Bool tensor, which is true when all its
+// elements are (an empty one is true).
 Error condition_of(const Value& value, size_t pc, bool* out) {
   if (value.tag == Tag::Bool) {
     *out = value.u.b;
     return Error::Ok;
   }
-  RT_CHECK(value.tag == Tag::Tensor && value.u.t->dtype == ScalarType::Bool &&
-               value.u.t->numel >= 1,
-           Error::InvalidProgram, "instruction %lu: condition is %s, not Bool", ul(pc),
-           tag_name(value.tag));
-  *out = *value.u.t->data_as<uint8_t>() != 0;
+  bool is_tensor = value.tag == Tag::Tensor;
+  RT_CHECK(is_tensor && value.u.t->dtype == ScalarType::Bool, Error::InvalidProgram,
+           "instruction %lu: condition is %s %s, not Bool", ul(pc),
+           is_tensor ? scalar_type_name(value.u.t->dtype) : "a", tag_name(value.tag));
+  const Tensor& t = *value.u.t;
+  const uint8_t* data = t.data_as<const uint8_t>();
+  bool all = true;
+  for (size_t i = 0; i < t.numel && all; ++i) {
+    all = data[i] != 0;
+  }
+  *out = all;
   return Error::Ok;
 }
 
@@ -484,7 +549,8 @@ Error Method::execute() {
           if (last_error_reason()[0] == '\0') {
             fail(err, "no reason given");
           }
-          add_context("instruction %lu (%s.%s)", ul(pc), op->name()->c_str(), overload_of(*op));
+          add_context("instruction %lu (%s%s%s)", ul(pc), op->name()->c_str(), overload_dot(*op),
+                      overload_of(*op));
           return err;
         }
         ++pc;

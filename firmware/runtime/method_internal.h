@@ -29,18 +29,22 @@ struct DelegateSlot {
   void* state;
 };
 
-inline unsigned long ul(uint64_t v) { return static_cast<unsigned long>(v); }
+// The largest byte count, element count or running sum of sizes the loader accepts: 31 bits,
+// so that a program fails the same way on the 32-bit target and on the 64-bit host, whose
+// size_t would hold far more. A flatbuffer may point many offsets at one table, so sums of
+// vector sizes are not bounded by the program's size: every one goes through add_size.
+constexpr size_t kMaxSize = 0x7FFFFFFF;
 
-// Checked size arithmetic: false on overflow.
+// Checked size arithmetic: false when the result would pass kMaxSize.
 inline bool add_size(size_t a, size_t b, size_t* out) {
-  if (a > SIZE_MAX - b) {
+  if (a > kMaxSize || b > kMaxSize - a) {
     return false;
   }
   *out = a + b;
   return true;
 }
 inline bool mul_size(size_t a, size_t b, size_t* out) {
-  if (b != 0 && a > SIZE_MAX / b) {
+  if (a > kMaxSize || b > kMaxSize || (b != 0 && a > kMaxSize / b)) {
     return false;
   }
   *out = a * b;

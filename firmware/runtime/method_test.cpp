@@ -453,11 +453,12 @@ TEST(move_jump_and_free_execute) {
   int b = p.int_value(9);
   int yes = p.bool_value(true);
   int no = p.bool_value(false);
+  int t = p.planned(ScalarType::Float, {4}, 0);
   p.move(a, b);        // 0: b = 5
   p.jump_false(yes, 0);  // 1: taken only when false: falls through
   p.jump_false(no, 4);   // 2: jumps over 3
   p.kernel_call(p.op("test::fail", "default"), {});  // 3: never runs
-  p.free_value(a);     // 4
+  p.free_value(t);     // 4
   p.set_outputs({b});
   Bytes bytes = p.finish();
   rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
@@ -487,7 +488,7 @@ TEST(jump_condition_must_be_bool) {
   rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
   CHECK_OK(method);
   CHECK_ERROR(method.get().execute(), InvalidProgram);
-  CHECK_REASON("condition is Int, not Bool");
+  CHECK_REASON("condition is a Int, not Bool");
 }
 
 TEST(more_than_one_chain_is_refused) {
@@ -539,4 +540,240 @@ TEST(an_unloaded_method_refuses_to_run) {
   CHECK_ERROR(method.execute(), InvalidArgument);
   CHECK_REASON("not loaded");
   CHECK(method.input(0) == nullptr);
+}
+
+// ---- Sizes a 32-bit size_t cannot hold: refused alike on the host and the target ----------
+
+TEST(tensor_byte_count_over_31_bits_is_refused) {
+  // 2^30 Float elements: 4 GiB, which a 32-bit size_t wraps to 0 bytes.
+  struct Case {
+    ScalarType dtype;
+    std::vector<int32_t> sizes;
+  };
+  const Case refused[] = {{ScalarType::Float, {1073741824}},
+                          {ScalarType::Long, {268435456}},
+                          {ScalarType::Half, {32768, 32768}},
+                          {ScalarType::Byte, {65536, 32768}}};
+  for (const Case& c : refused) {
+    ProgramBuilder p;
+    ProgramBuilder::TensorSpec spec;
+    spec.dtype = c.dtype;
+    spec.sizes = c.sizes;
+    p.tensor(spec);
+    p.set_buffer_sizes({0, 16});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("over the 2147483647-byte limit of a tensor");
+  }
+  // Just under the limit the size is fine; the planned buffer is what is too small.
+  ProgramBuilder p;
+  p.planned(ScalarType::Float, {536870911}, 0);
+  p.set_buffer_sizes({0, 16});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("2147483644 bytes at 0 overrun planned buffer 1");
+}
+
+TEST(numel_wrap_reproducer_is_refused) {
+  // The reviewer's program: two Float [2^30] tensors on a 16-byte planned buffer, sigmoid.
+  ProgramBuilder p;
+  int a = p.planned(ScalarType::Float, {1073741824}, 0);
+  int b = p.planned(ScalarType::Float, {1073741824}, 0);
+  p.kernel_call(p.op("test::record", "default"), {a, b, b});
+  p.set_outputs({b});
+  p.set_buffer_sizes({0, 16});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("value 0: 1073741824 elements of 4 bytes");
+}
+
+TEST(shared_list_tables_cannot_wrap_the_item_count) {
+  // One IntList table of 65536 items, referred to by 65537 values: 2^32 + 2^16 items, which
+  // a 32-bit count wraps to 65536 (a metadata block far too small, then a stack smash).
+  ProgramBuilder p;
+  int zero = p.int_value(0);
+  int list = p.int_list(std::vector<int64_t>(65536, zero));
+  p.alias(list, 65536);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("list items pass 2147483647 in all");
+  // Metadata sizing fails the same way.
+  Bytes bytes = p.finish();
+  rt::Result<rt::Program> program = rt::Program::load(bytes.data(), bytes.size());
+  CHECK_OK(program);
+  CHECK_ERROR(rt::Method::metadata_bytes_needed(program.get(), nullptr), InvalidProgram);
+}
+
+TEST(shared_tensor_lists_cannot_wrap_the_reference_count) {
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  int list = p.tensor_list(std::vector<int32_t>(65536, x));
+  p.alias(list, 32768);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("list items pass 2147483647 in all");
+}
+
+TEST(shared_argument_vectors_cannot_wrap_the_argument_count) {
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  p.kernel_call(p.op("test::record", "default"), std::vector<int32_t>(65536, x));
+  // 2^32 + 2^16 arguments in all (a 32-bit count wraps to 65536); over the limit long before.
+  p.repeat_last_instruction(65536);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("arguments pass 2147483647 bytes in all");
+}
+
+// ---- MoveCall, FreeCall, JumpFalseCall as ExecuTorch runs them ------------------------------
+
+TEST(move_may_not_change_a_value_kind) {
+  ProgramBuilder p;
+  int out = p.planned(ScalarType::Float, {4}, 0);
+  int i = p.int_value(0x4141414141414141);
+  p.move(i, out);
+  p.set_outputs({out});
+  p.set_buffer_sizes({0, 16});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("instruction 0: MoveCall of a Int value into a Tensor value");
+}
+
+TEST(move_may_not_change_a_tensor_dtype_or_shape) {
+  {
+    ProgramBuilder p;
+    int from = p.planned(ScalarType::Int, {4}, 0);
+    int to = p.planned(ScalarType::Float, {4}, 16);
+    p.move(from, to);
+    p.set_buffer_sizes({0, 32});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("MoveCall between tensors of another dtype or shape");
+  }
+  {
+    ProgramBuilder p;
+    int from = p.planned(ScalarType::Float, {2, 2}, 0);
+    int to = p.planned(ScalarType::Float, {4}, 16);
+    p.move(from, to);
+    p.set_buffer_sizes({0, 32});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_REASON("MoveCall between tensors of another dtype or shape");
+  }
+}
+
+TEST(move_between_tensors_of_one_spec_runs) {
+  ProgramBuilder p;
+  int from = p.planned(ScalarType::Float, {4}, 0);
+  int to = p.planned(ScalarType::Float, {4}, 16);
+  p.move(from, to);
+  p.set_inputs({from});
+  p.set_outputs({to});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  float input[4] = {1, 2, 3, 4};
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  CHECK(method.get().output(0)->is_tensor());
+  CHECK(memcmp(method.get().output(0)->u.t->data, input, sizeof(input)) == 0);
+}
+
+TEST(free_of_a_non_tensor_is_refused) {
+  ProgramBuilder p;
+  int i = p.int_value(3);
+  p.free_value(i);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("instruction 0: FreeCall of a Int value");
+}
+
+namespace {
+
+// Runs `jump_false(cond tensor, 2); fail; ` with the condition given as input 0: true when the
+// failing kernel ran (the jump was not taken).
+bool falls_through(ScalarType dtype, std::vector<int32_t> sizes, const uint8_t* data,
+                   size_t nbytes, rt::Error* err) {
+  ProgramBuilder p;
+  int cond = p.planned(dtype, std::move(sizes), 0);
+  p.jump_false(cond, 2);                             // 0
+  p.kernel_call(p.op("test::fail", "default"), {});  // 1: runs when the condition holds
+  p.free_value(cond);                                // 2
+  p.set_inputs({cond});
+  p.set_buffer_sizes({0, 16});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  *err = method.error();
+  if (!method.ok() || method.get().set_input(0, data, nbytes) != rt::Error::Ok) {
+    return false;
+  }
+  *err = method.get().execute();
+  return *err == rt::Error::KernelFailed;
+}
+
+}  // namespace
+
+TEST(jump_false_on_a_bool_tensor_needs_every_element_true) {
+  // ExecuTorch's parse_cond_value: true only when all elements are.
+  const uint8_t all_true[3] = {1, 1, 1};
+  const uint8_t first_true[3] = {1, 0, 1};
+  const uint8_t last_false[3] = {1, 1, 0};
+  rt::Error err = rt::Error::Ok;
+  CHECK(falls_through(ScalarType::Bool, {3}, all_true, 3, &err));
+  CHECK(!falls_through(ScalarType::Bool, {3}, first_true, 3, &err));
+  CHECK_EQ(static_cast<int>(err), 0);
+  CHECK(!falls_through(ScalarType::Bool, {3}, last_false, 3, &err));
+  CHECK_EQ(static_cast<int>(err), 0);
+  CHECK(falls_through(ScalarType::Bool, {1, 3}, all_true, 3, &err));
+  CHECK(falls_through(ScalarType::Bool, {0}, all_true, 0, &err));  // empty: true
+}
+
+TEST(jump_false_on_a_non_bool_tensor_is_refused) {
+  const uint8_t one[4] = {0, 0, 0x80, 0x3f};
+  rt::Error err = rt::Error::Ok;
+  rt::clear_error();
+  CHECK(!falls_through(ScalarType::Float, {1}, one, 4, &err));
+  CHECK_EQ(static_cast<int>(err), static_cast<int>(rt::Error::InvalidProgram));
+  CHECK_REASON("instruction 0: condition is Float Tensor, not Bool");
+}
+
+// ---- Inputs and outputs ---------------------------------------------------------------------
+
+TEST(constant_inputs_and_outputs_are_refused) {
+  float data[4] = {1, 1, 1, 1};
+  {
+    // The reviewer's const_input.pte: a legacy constant_buffer tensor as the method's input,
+    // which set_input would overwrite in the program's own bytes.
+    ProgramBuilder p;
+    int c = p.constant(ScalarType::Float, {4}, data, sizeof(data));
+    p.set_inputs({c});
+    p.set_outputs({c});
+    p.set_buffer_sizes({0});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
+    CHECK_REASON("input 0 (value 0) is not memory-planned");
+  }
+  {
+    ProgramBuilder p;
+    int x = p.planned(ScalarType::Float, {4}, 0);
+    int c = p.constant(ScalarType::Float, {4}, data, sizeof(data));
+    p.set_inputs({x});
+    p.set_outputs({x, c});
+    p.set_buffer_sizes({0, 16});
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
+    CHECK_REASON("output 1 (value 1) is not memory-planned");
+  }
+}
+
+// ---- Reasons ----------------------------------------------------------------------------------
+
+TEST(operator_without_overload_has_no_trailing_dot) {
+  ProgramBuilder p;
+  p.kernel_call(p.op("test::fail", ""), {});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  CHECK_ERROR(method.get().execute(), KernelFailed);
+  CHECK_REASON("instruction 0 (test::fail): placeholder failure");
+}
+
+TEST(sixty_four_bit_values_print_whole) {
+  // On the target `long` is 32 bits: "%ld" printed 2^40 as 0.
+  ProgramBuilder p;
+  p.int_list({int64_t{1} << 40});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("list item: value 1099511627776 out of range (1)");
+  CHECK(strcmp(rt::int_text(INT64_MIN).text, "-9223372036854775808") == 0);
+  CHECK(strcmp(rt::uint_text(UINT64_MAX).text, "18446744073709551615") == 0);
+  CHECK(strcmp(rt::uint_text(0).text, "0") == 0);
 }

@@ -26,8 +26,6 @@ uint64_t read_u64(const uint8_t* p) {
   return static_cast<uint64_t>(read_u32(p)) | (static_cast<uint64_t>(read_u32(p + 4)) << 32);
 }
 
-unsigned long ul(uint64_t v) { return static_cast<unsigned long>(v); }
-
 struct Layout {
   size_t flatbuffer_size;
   size_t segment_base;
@@ -55,19 +53,19 @@ Error read_layout(const uint8_t* data, size_t size, Layout* layout) {
   uint64_t segment_data_size = length >= kExtendedHeaderWithDataSize ? read_u64(header + 24) : 0;
   RT_CHECK(program_size >= kExtendedHeaderOffset + length && program_size <= size,
            Error::InvalidProgram,
-           "extended header: program size %lu outside [%lu, %lu] (truncated?)",
-           ul(program_size), ul(kExtendedHeaderOffset + length), ul(size));
+           "extended header: program size %s outside [%lu, %lu] (truncated?)",
+           uint_text(program_size).text, ul(kExtendedHeaderOffset + length), ul(size));
   if (segment_base == 0) {
     RT_CHECK(segment_data_size == 0, Error::InvalidProgram,
-             "extended header: %lu bytes of segment data but no segment base",
-             ul(segment_data_size));
+             "extended header: %s bytes of segment data but no segment base",
+             uint_text(segment_data_size).text);
   } else {
     RT_CHECK(segment_base >= program_size && segment_base <= size, Error::InvalidProgram,
-             "extended header: segment base %lu outside [%lu, %lu] (truncated?)",
-             ul(segment_base), ul(program_size), ul(size));
+             "extended header: segment base %s outside [%s, %lu] (truncated?)",
+             uint_text(segment_base).text, uint_text(program_size).text, ul(size));
     RT_CHECK(segment_data_size <= size - segment_base, Error::InvalidProgram,
-             "extended header: segment data (%lu bytes at %lu) past the end of %lu (truncated?)",
-             ul(segment_data_size), ul(segment_base), ul(size));
+             "extended header: segment data (%s bytes at %s) past the end of %lu (truncated?)",
+             uint_text(segment_data_size).text, uint_text(segment_base).text, ul(size));
     if (segment_data_size == 0) {
       segment_data_size = size - segment_base;  // older files leave the size out
     }
@@ -88,8 +86,8 @@ Error check_segments(const fb::Program& root, const Layout& layout) {
     uint64_t bytes = segment->size();
     RT_CHECK(offset <= layout.segment_data_size && bytes <= layout.segment_data_size - offset,
              Error::InvalidProgram,
-             "segment %lu (%lu bytes at %lu) outside the %lu bytes of segment data",
-             ul(i), ul(offset), ul(bytes), ul(layout.segment_data_size));
+             "segment %lu (%s bytes at %s) outside the %lu bytes of segment data", ul(i),
+             uint_text(bytes).text, uint_text(offset).text, ul(layout.segment_data_size));
   }
   const fb::SubsegmentOffsets* constants = root.constant_segment();
   size_t num_offsets = constants == nullptr ? 0 : vector_size(constants->offsets());
@@ -103,8 +101,8 @@ Error check_segments(const fb::Program& root, const Layout& layout) {
     for (size_t i = 0; i < num_offsets; ++i) {
       uint64_t offset = constants->offsets()->Get(static_cast<flatbuffers::uoffset_t>(i));
       RT_CHECK(offset <= segment_size, Error::InvalidProgram,
-               "constant %lu: offset %lu past its %lu-byte segment", ul(i),
-               ul(offset), ul(segment_size));
+               "constant %lu: offset %s past its %s-byte segment", ul(i),
+               uint_text(offset).text, uint_text(segment_size).text);
     }
   }
   return Error::Ok;

@@ -10,8 +10,8 @@
 namespace rt {
 namespace {
 
-// Largest element count a tensor may have; keeps byte sizes far from overflow.
-constexpr uint64_t kMaxNumel = 1ull << 31;
+// Largest element count a tensor may have (its byte count is capped at kMaxSize too).
+constexpr size_t kMaxNumel = size_t{1} << 31;
 
 using flatbuffers::uoffset_t;
 
@@ -45,14 +45,22 @@ Error tensor_shape(const fb::Tensor& t, Tensor* out) {
     RT_CHECK(t.dim_order()->Get(static_cast<uoffset_t>(d)) == d, Error::NotSupported,
              "non-default dim order (channels-last?) not supported");
   }
+  // numel * esize wraps a 32-bit size_t already at 2^30 Float elements: a tensor whose byte
+  // count wrapped to 0 would pass every bounds check and let a kernel write gigabytes.
+  size_t nbytes = 0;
+  RT_CHECK(mul_size(static_cast<size_t>(numel), esize, &nbytes), Error::InvalidProgram,
+           "%s elements of %lu bytes: over the %lu-byte limit of a tensor",
+           uint_text(numel).text, ul(esize), ul(kMaxSize));
   out->dtype = dtype;
   out->dim = static_cast<uint8_t>(dim);
   out->numel = static_cast<size_t>(numel);
-  out->nbytes = static_cast<size_t>(numel) * esize;
+  out->nbytes = nbytes;
   return Error::Ok;
 }
 
-Error constant_data(const Program& program, uint32_t buffer_index, size_t nbytes, void** data) {
+// The program's bytes for constant `buffer_index`: read-only, like the whole program.
+Error constant_data(const Program& program, uint32_t buffer_index, size_t nbytes,
+                    const uint8_t** data) {
   const fb::Program& root = *program_root(program);
   const fb::SubsegmentOffsets* constants = root.constant_segment();
   size_t num_offsets = constants == nullptr ? 0 : vector_size(constants->offsets());
@@ -63,9 +71,9 @@ Error constant_data(const Program& program, uint32_t buffer_index, size_t nbytes
     RT_TRY(segment.error());
     uint64_t offset = constants->offsets()->Get(buffer_index);  // <= segment size (load check)
     RT_CHECK(nbytes <= segment.get().size - offset, Error::InvalidProgram,
-             "constant %lu: %lu bytes at %lu overrun its %lu-byte segment", ul(buffer_index),
-             ul(nbytes), ul(offset), ul(segment.get().size));
-    *data = const_cast<uint8_t*>(segment.get().data + offset);
+             "constant %lu: %lu bytes at %s overrun its %lu-byte segment", ul(buffer_index),
+             ul(nbytes), uint_text(offset).text, ul(segment.get().size));
+    *data = segment.get().data + offset;
     return Error::Ok;
   }
   // Legacy programs keep constants inline in constant_buffer.
@@ -76,7 +84,7 @@ Error constant_data(const Program& program, uint32_t buffer_index, size_t nbytes
   RT_CHECK(nbytes <= vector_size(storage), Error::InvalidProgram,
            "constant buffer %lu holds %lu bytes, the tensor needs %lu", ul(buffer_index),
            ul(vector_size(storage)), ul(nbytes));
-  *data = nbytes == 0 ? nullptr : const_cast<uint8_t*>(storage->data());
+  *data = nbytes == 0 ? nullptr : storage->data();
   return Error::Ok;
 }
 
@@ -95,11 +103,15 @@ Error tensor_data(const Program& program, const fb::Tensor& t, const Span* buffe
                       allocation->memory_offset_low();
     const Span& buffer = buffers[memory_id];
     RT_CHECK(offset <= buffer.size && out->nbytes <= buffer.size - offset, Error::InvalidProgram,
-             "%lu bytes at %lu overrun planned buffer %lu (%lu bytes)", ul(out->nbytes),
-             ul(offset), ul(memory_id), ul(buffer.size));
+             "%lu bytes at %s overrun planned buffer %lu (%lu bytes)", ul(out->nbytes),
+             uint_text(offset).text, ul(memory_id), ul(buffer.size));
     out->data = buffer.data + offset;
   } else if (buffer_index > 0) {
-    RT_TRY(constant_data(program, buffer_index, out->nbytes, &out->data));
+    const uint8_t* constant = nullptr;
+    RT_TRY(constant_data(program, buffer_index, out->nbytes, &constant));
+    // Kernels get constants as read-only arguments; the runtime never writes through this
+    // pointer (set_input takes memory-planned inputs only, see check_planned_io).
+    out->data = const_cast<uint8_t*>(constant);
   } else {
     RT_CHECK(out->nbytes == 0, Error::NotSupported,
              "no planned memory and no constant data (plan inputs/outputs at export)");
@@ -118,10 +130,10 @@ const fb::EValue* evalue_at(const fb::ExecutionPlan& plan, size_t index) {
 Error list_item(const ValueTables& tables, size_t num_values, int64_t item,
                 Tag want, bool allow_none, const Value** out) {
   RT_CHECK(item >= 0 && static_cast<uint64_t>(item) < num_values, Error::InvalidProgram,
-           "list item: value %ld out of range (%lu)", static_cast<long>(item), ul(num_values));
+           "list item: value %s out of range (%lu)", int_text(item).text, ul(num_values));
   const Value* value = &tables.values[item];
   RT_CHECK(value->tag == want || (allow_none && value->tag == Tag::None), Error::InvalidProgram,
-           "list item: value %ld is %s, not %s", static_cast<long>(item), tag_name(value->tag),
+           "list item: value %s is %s, not %s", int_text(item).text, tag_name(value->tag),
            tag_name(want));
   *out = value;
   return Error::Ok;
@@ -137,25 +149,36 @@ Error count_values(const fb::ExecutionPlan& plan, ValueCounts* counts) {
     // The verifier accepts a union whose type is set but whose table is absent.
     RT_CHECK(evalue->val() != nullptr || evalue->val_type() == fb::KernelTypes::Null,
              Error::InvalidProgram, "value %lu has no content", ul(i));
+    // Many values may share one list table: the sums are not bounded by the program's size.
+    size_t* count = nullptr;
+    size_t items = 0;
     switch (evalue->val_type()) {
       case fb::KernelTypes::Tensor:
-        counts->tensors++;
+        count = &counts->tensors;
+        items = 1;
         break;
       case fb::KernelTypes::IntList:
-        counts->int_items += vector_size(evalue->val_as_IntList()->items());
+        count = &counts->int_items;
+        items = vector_size(evalue->val_as_IntList()->items());
         break;
       case fb::KernelTypes::DoubleList:
-        counts->double_items += vector_size(evalue->val_as_DoubleList()->items());
+        count = &counts->double_items;
+        items = vector_size(evalue->val_as_DoubleList()->items());
         break;
       case fb::KernelTypes::TensorList:
-        counts->tensor_refs += vector_size(evalue->val_as_TensorList()->items());
+        count = &counts->tensor_refs;
+        items = vector_size(evalue->val_as_TensorList()->items());
         break;
       case fb::KernelTypes::OptionalTensorList:
-        counts->tensor_refs += vector_size(evalue->val_as_OptionalTensorList()->items());
+        count = &counts->tensor_refs;
+        items = vector_size(evalue->val_as_OptionalTensorList()->items());
         break;
       default:
         break;
     }
+    RT_CHECK(count == nullptr || add_size(*count, items, count), Error::InvalidProgram,
+             "value %lu: list items pass %lu in all",
+             ul(i), ul(kMaxSize));
   }
   return Error::Ok;
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sdk.firmware.boards import EXIT_METHODS
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -19,12 +21,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("--board", default="corstone300")
     p.add_argument("-o", "--output", type=Path, required=True, help="where to write the ELF")
     p.add_argument("--embed", action="store_true", help="link the program into the image")
+    p.add_argument(
+        "--exit",
+        choices=EXIT_METHODS,
+        help="how the firmware ends a run: semihosting (QEMU, FVP) or park (a board without a "
+        "debugger: a wfi loop, the record alone tells the result); default: the board's "
+        "runtime.exit",
+    )
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from sdk.firmware.build import build_firmware
 
-    elf = build_firmware(args.board, args.program, args.output, embed=args.embed)
+    elf = build_firmware(args.board, args.program, args.output, embed=args.embed, exit=args.exit)
     print(f"built {elf}")
     return 0

@@ -18,6 +18,10 @@ from sdk.paths import BOARDS_DIR
 
 BOARD_FILE = "board.yaml"
 SLOT_NAMES = ("program", "inputs", "planned", "scratch")
+# How the firmware ends a run (board.yaml `runtime.exit`, SCons `exit=`): semihosting
+# SYS_EXIT_EXTENDED, which QEMU and the FVP turn into their exit status but which faults on
+# silicon without a debugger attached; or park the CPU (a wfi loop) and let the record speak.
+EXIT_METHODS = ("semihosting", "park")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Board:
     slots: dict[str, Region]
     metadata_bytes: int
     stack_bytes: int
+    exit_method: str
     tick_hz: int
     console_base: int
     console_baud_divider: int
@@ -69,7 +74,9 @@ class Board:
             raise UsageError(f"board {self.name} cannot run on {name} (it knows: {known})")
         return self.targets[name]
 
-    def config_macros(self, npu_config: str | None = None) -> dict[str, str]:
+    def config_macros(
+        self, npu_config: str | None = None, exit_method: str | None = None
+    ) -> dict[str, str]:
         """The C macros of board_config.h: the firmware's only source of board facts."""
         config = npu_config or self.npu_default_config
         if config not in self.npu_configs:
@@ -77,6 +84,7 @@ class Board:
                 f"board {self.name}: unknown NPU config {config!r}; "
                 f"choose one of {', '.join(self.npu_configs)}"
             )
+        exit_method = check_exit_method(exit_method or self.exit_method)
         macros = {
             "SDK_BOARD_NAME": f'"{self.name}"',
             "SDK_TICK_HZ": f"{self.tick_hz}u",
@@ -86,11 +94,18 @@ class Board:
             "SDK_NPU_IRQ": f"{self.npu_irq}u",
             "SDK_NPU_CONFIG": f'"{config}"',
             "SDK_METADATA_BYTES": f"{self.metadata_bytes}u",
+            f"SDK_EXIT_{exit_method.upper()}": "1",
         }
         for name, slot in self.slots.items():
             macros[f"SDK_{name.upper()}_SLOT_ADDR"] = f"0x{slot.base:08x}u"
             macros[f"SDK_{name.upper()}_SLOT_SIZE"] = f"0x{slot.size:08x}u"
         return macros
+
+
+def check_exit_method(method: str) -> str:
+    if method not in EXIT_METHODS:
+        raise UsageError(f"unknown exit method {method!r}; choose one of {', '.join(EXIT_METHODS)}")
+    return method
 
 
 def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
@@ -107,6 +122,15 @@ def _section(where: str, data: Any, key: str) -> Any:
     if not isinstance(data, dict) or key not in data:
         raise UsageError(f"{where}: missing '{key}'")
     return data[key]
+
+
+def _exit_method(where: str, runtime: dict[str, Any]) -> str:
+    method = _section(f"{where}: runtime", runtime, "exit")
+    if method not in EXIT_METHODS:
+        raise UsageError(
+            f"{where}: runtime.exit is {method!r}; choose one of {', '.join(EXIT_METHODS)}"
+        )
+    return str(method)
 
 
 def _regions(where: str, data: Any) -> dict[str, Region]:
@@ -187,6 +211,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         slots=slots,
         metadata_bytes=_int(f"{where}: runtime.metadata_bytes", runtime.get("metadata_bytes")),
         stack_bytes=_int(f"{where}: runtime.stack_bytes", runtime.get("stack_bytes")),
+        exit_method=_exit_method(where, runtime),
         tick_hz=_int(f"{where}: tick_hz", data.get("tick_hz")),
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),

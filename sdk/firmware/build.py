@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from sdk.errors import BuildError, UsageError
-from sdk.firmware.boards import load_board
+from sdk.firmware.boards import check_exit_method, load_board
 from sdk.firmware.buildgen import TEST_HOOKS
 from sdk.paths import BUILD_DIR, REPO_ROOT
 
@@ -36,6 +36,7 @@ def build_command(
     build_dir: Path | None = None,
     jobs: int = 2,
     kernel_mve: bool = True,
+    exit: str | None = None,
 ) -> list[str]:
     """The SCons command line that builds this firmware (add --question to test up-to-date)."""
     command = [
@@ -54,6 +55,8 @@ def build_command(
         command.append(f"pte={Path(pte).resolve()}")
     if npu:
         command.append(f"npu={npu}")
+    if exit:
+        command.append(f"exit={exit}")
     return command
 
 
@@ -68,11 +71,14 @@ def build_firmware(
     build_dir: Path | None = None,
     jobs: int = 2,
     kernel_mve: bool = True,
+    exit: str | None = None,
 ) -> Path:
     """Build the firmware for `pte` (every kernel when None) and copy the ELF to `out_elf`.
 
     `kernel_mve=False` compiles the kernels without Helium (their portable scalar path, in a
-    variant folder of its own), to compare against.
+    variant folder of its own), to compare against. `exit` is how the firmware ends a run:
+    "semihosting" (QEMU, the FVP) or "park" (a board without a debugger); None takes the
+    board's `runtime.exit`.
 
     Builds are incremental and serialised per build folder (a lock file), so concurrent
     callers cannot corrupt each other's SCons database. The full log goes next to `out_elf`;
@@ -81,6 +87,8 @@ def build_firmware(
     spec = load_board(board)  # an unknown board is a UsageError before SCons runs
     if test_hook not in TEST_HOOKS:
         raise UsageError(f"unknown test hook {test_hook!r}; choose one of {', '.join(TEST_HOOKS)}")
+    if exit is not None:
+        check_exit_method(exit)
     if pte is not None and not Path(pte).is_file():
         raise UsageError(f"{pte}: no such program file")
     out_elf = Path(out_elf).resolve()
@@ -98,6 +106,7 @@ def build_firmware(
         build_dir=build_dir,
         jobs=jobs,
         kernel_mve=kernel_mve,
+        exit=exit,
     )
     with open(build_dir / ".build.lock", "w") as lock, open(log_path, "w") as log:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -35,13 +35,15 @@ def variant_name(
     npu: str,
     test_hook: str,
     kernel_mve: bool = True,
+    exit_method: str = "semihosting",
 ) -> str:
     """The build sub-folder of one firmware.
 
     Named by its kernel selection (`kernel_key`), not by its program: a firmware that loads
     its program at run time serves every program with the same kernels and dtypes, so such
     programs share one build. An embedded program adds the program itself to the name; kernels
-    built without Helium (`kernel_mve=0`) add `-nomve`.
+    built without Helium (`kernel_mve=0`) add `-nomve`, a firmware that parks instead of
+    exiting through semihosting `-exit-park`.
     """
     name = f"k{kernel_key}-{npu}"
     if embed and pte is not None:
@@ -51,6 +53,8 @@ def variant_name(
         name += f"-hook-{test_hook}"
     if not kernel_mve:
         name += "-nomve"
+    if exit_method != "semihosting":
+        name += f"-exit-{exit_method}"
     return name
 
 
@@ -61,19 +65,22 @@ def without_mve(cpu_flags: list[str]) -> list[str]:
     return [f + "+nomve" if f.startswith("-mcpu=") else f for f in cpu_flags]
 
 
-def render_board_config(board: Board, npu: str | None) -> str:
+def render_board_config(board: Board, npu: str | None, exit_method: str | None = None) -> str:
     lines = [
         f"// Generated from boards/{board.name}/board.yaml by sdk.firmware.buildgen. Do not edit.",
         "#pragma once",
         "",
     ]
-    lines += [f"#define {name} {value}" for name, value in board.config_macros(npu).items()]
+    macros = board.config_macros(npu, exit_method)
+    lines += [f"#define {name} {value}" for name, value in macros.items()]
     return "\n".join(lines) + "\n"
 
 
-def write_board_config(board: Board, npu: str | None, outdir: Path) -> Path:
+def write_board_config(
+    board: Board, npu: str | None, outdir: Path, exit_method: str | None = None
+) -> Path:
     path = outdir / "board_config.h"
-    write_if_changed(path, render_board_config(board, npu))
+    write_if_changed(path, render_board_config(board, npu, exit_method))
     return path
 
 

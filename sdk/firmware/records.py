@@ -1,40 +1,91 @@
 """Reading the firmware's `@sdk` result record from console text (docs/firmware.md).
 
 A run passes only when the firmware exited 0, printed `result status=ok`, and every output it
-announced arrived whole with a matching CRC-32. Everything else is a TargetError with the reason.
+announced arrived whole with a matching CRC-32 and the header the program's output has. Anything
+else is a TargetError with the reason and the log.
+
+The console is untrusted text: lines end at '\\n' only (never at the other line breaks Python's
+str.splitlines() knows), each record line must parse completely, `begin`, `memory`, `result`
+and each `output` may appear once, and nothing may follow the result. A malformed record is
+remembered, not raised at once, so that a fault record printed after a cut line still wins.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from sdk.errors import TargetError
 
 RECORD_PREFIX = "@sdk "
+RECORD_VERSION = "1"
 FAULT_EXIT_CODE = 100
 
-# rt::ScalarType codes (firmware/runtime/include/rt/scalar_type.h) -> numpy dtypes.
-NUMPY_DTYPES: dict[int, np.dtype] = {
-    0: np.dtype("<u1"),
-    1: np.dtype("<i1"),
-    2: np.dtype("<i2"),
-    3: np.dtype("<i4"),
-    4: np.dtype("<i8"),
-    5: np.dtype("<f2"),
-    6: np.dtype("<f4"),
-    7: np.dtype("<f8"),
-    11: np.dtype(np.bool_),
-    27: np.dtype("<u2"),
-    28: np.dtype("<u4"),
-    29: np.dtype("<u8"),
+
+@dataclass(frozen=True)
+class DtypeCode:
+    """An rt::ScalarType code (firmware/runtime/include/rt/scalar_type.h) as the host reads it."""
+
+    name: str
+    itemsize: int
+    numpy: np.dtype | None  # None: numpy cannot hold it
+
+
+def _code(name: str, dtype: str | type, itemsize: int | None = None) -> DtypeCode:
+    np_dtype = np.dtype(dtype)
+    return DtypeCode(name, itemsize or np_dtype.itemsize, np_dtype)
+
+
+DTYPE_CODES: dict[int, DtypeCode] = {
+    0: _code("Byte", "<u1"),
+    1: _code("Char", "<i1"),
+    2: _code("Short", "<i2"),
+    3: _code("Int", "<i4"),
+    4: _code("Long", "<i8"),
+    5: _code("Half", "<f2"),
+    6: _code("Float", "<f4"),
+    7: _code("Double", "<f8"),
+    11: _code("Bool", np.bool_),
+    # Quantized types arrive as their integer storage (the scale and zero point are the
+    # program's business).
+    12: _code("QInt8", "<i1"),
+    13: _code("QUInt8", "<u1"),
+    14: _code("QInt32", "<i4"),
+    15: DtypeCode("BFloat16", 2, None),
+    27: _code("UInt16", "<u2"),
+    28: _code("UInt32", "<u4"),
+    29: _code("UInt64", "<u8"),
 }
 
-_FIELD = re.compile(r'(\w+)=("[^"]*"|\S*)')
+_FIELD = re.compile(r'(\w+)=("[^"]*"|[^\s"]*)')
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
+_RESULT_OK_FIELDS = ("outputs", "init_ticks", "run_ticks", "tick_hz")
+_RESULT_ERROR_FIELDS = ("code", "name", "reason")
+_MEMORY_FIELDS = ("planned_used", "planned_size", "meta_used", "meta_size")
+_OUTPUT_FIELDS = ("index", "dtype", "sizes", "nbytes", "crc")
+_DATA_FIELDS = ("index", "offset", "hex")
+
+
+class ExpectedOutput(Protocol):
+    """What the program says about an output (sdk.program.pte.TensorInfo has these)."""
+
+    @property
+    def scalar_type(self) -> int: ...
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+def dtype_label(code: int) -> str:
+    entry = DTYPE_CODES.get(code)
+    return f"{entry.name} ({code})" if entry else f"unknown dtype code {code}"
 
 
 @dataclass
@@ -47,14 +98,25 @@ class OutputRecord:
     data: bytearray = field(default_factory=bytearray)
 
     def array(self) -> np.ndarray:
-        if self.dtype not in NUMPY_DTYPES:
-            raise TargetError(f"output {self.index}: dtype code {self.dtype} is not supported")
-        return np.frombuffer(bytes(self.data), dtype=NUMPY_DTYPES[self.dtype]).reshape(self.sizes)
+        entry = DTYPE_CODES.get(self.dtype)
+        if entry is None:
+            raise TargetError(f"output {self.index}: {dtype_label(self.dtype)}")
+        if entry.numpy is None:
+            raise TargetError(
+                f"output {self.index}: dtype {dtype_label(self.dtype)} has no numpy equivalent"
+            )
+        expected = math.prod(self.sizes) * entry.itemsize
+        if len(self.data) != expected:
+            raise TargetError(
+                f"output {self.index}: {len(self.data)} bytes do not make a "
+                f"{entry.name} {list(self.sizes)} tensor ({expected} bytes)"
+            )
+        return np.frombuffer(bytes(self.data), dtype=entry.numpy).reshape(self.sizes)
 
 
 @dataclass
 class FirmwareRecord:
-    """Everything the firmware reported, checked or not."""
+    """Everything the firmware reported, checked or not; `problems` lists what did not parse."""
 
     board: str | None = None
     memory: dict[str, int] = field(default_factory=dict)
@@ -62,116 +124,229 @@ class FirmwareRecord:
     result: dict[str, str] | None = None
     fault: dict[str, str] | None = None
     log_lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return self.result is not None and self.result.get("status") == "ok"
+        return (
+            self.result is not None
+            and self.result.get("status") == "ok"
+            and self.fault is None
+            and not self.problems
+        )
 
     def ticks(self) -> tuple[int, int, int]:
         """(init_ticks, run_ticks, tick_hz) of a passed run."""
-        assert self.result is not None
-        return (
-            int(self.result["init_ticks"]),
-            int(self.result["run_ticks"]),
-            int(self.result["tick_hz"]),
+        if self.result is None or self.result.get("status") != "ok":
+            raise TargetError("no 'result status=ok' line: the run has no ticks")
+        try:
+            return tuple(int(self.result[key]) for key in ("init_ticks", "run_ticks", "tick_hz"))
+        except (KeyError, ValueError) as exc:
+            raise TargetError(f"malformed result line: no integer {exc}") from None
+
+
+class _Malformed(Exception):
+    """One record line that does not follow docs/firmware.md."""
+
+
+def parse_fields(text: str) -> dict[str, str]:
+    """`key=value key="quoted value" ...`: the whole text, each key once (else _Malformed)."""
+    fields: dict[str, str] = {}
+    position = 0
+    for match in _FIELD.finditer(text):
+        if text[position : match.start()].strip(" "):
+            raise _Malformed(f"unexpected text {text[position : match.start()]!r}")
+        key, value = match.group(1), match.group(2)
+        if key in fields:
+            raise _Malformed(f"{key}= given twice")
+        fields[key] = value[1:-1] if value.startswith('"') else value
+        position = match.end()
+    if text[position:].strip(" "):
+        raise _Malformed(f"unexpected text {text[position:]!r}")
+    return fields
+
+
+def _require(fields: dict[str, str], keys: Sequence[str]) -> None:
+    missing = [key for key in keys if key not in fields]
+    if missing:
+        raise _Malformed(f"no {', '.join(k + '=' for k in missing)}")
+
+
+def _int(fields: dict[str, str], key: str, base: int = 10) -> int:
+    text = fields[key]
+    pattern = r"[0-9a-f]{8}" if base == 16 else r"-?[0-9]+"
+    if not re.fullmatch(pattern, text):
+        raise _Malformed(f"{key}={text!r} is not {'8 hex digits' if base == 16 else 'a number'}")
+    return int(text, base)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    if not re.fullmatch(r"(?:[0-9]+(?:,[0-9]+)*)?", text):
+        raise _Malformed(f"sizes={text!r} is not a list of sizes")
+    return tuple(int(s) for s in text.split(",") if s)
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.record = FirmwareRecord()
+        self.by_index: dict[int, OutputRecord] = {}
+        self.seen: set[str] = set()
+        self.ended = False  # a result line (good or not) was seen
+
+    def line(self, line: str) -> None:
+        if not line.startswith(RECORD_PREFIX):
+            if line.strip():
+                self.record.log_lines.append(line)
+                if self.ended:
+                    self.record.problems.append(f"text after the result line: {line[:80]!r}")
+            return
+        kind, _, rest = line[len(RECORD_PREFIX) :].partition(" ")
+        try:
+            fields = parse_fields(rest)
+            if kind == "fault":
+                # Whatever came before, a fault is the news (the handler starts a new line).
+                self.record.fault = fields
+                return
+            if self.ended:
+                raise _Malformed("a record line after the result line")
+            handler = getattr(self, f"_{kind}", None)
+            if handler is None:
+                raise _Malformed(f"unknown record kind {kind!r}")
+            if kind in ("begin", "memory", "result"):
+                if kind in self.seen:
+                    raise _Malformed(f"a second {kind} line")
+                self.seen.add(kind)
+            handler(fields)
+        except _Malformed as exc:
+            self.record.problems.append(f"malformed record line {line[:80]!r}: {exc}")
+        finally:
+            self.ended = self.ended or kind == "result"
+
+    def _begin(self, fields: dict[str, str]) -> None:
+        _require(fields, ("v", "board"))
+        if fields["v"] != RECORD_VERSION:
+            raise _Malformed(f"record version {fields['v']}, this host reads {RECORD_VERSION}")
+        self.record.board = fields["board"]
+
+    def _memory(self, fields: dict[str, str]) -> None:
+        _require(fields, _MEMORY_FIELDS)
+        self.record.memory = {key: _int(fields, key) for key in fields}
+
+    def _output(self, fields: dict[str, str]) -> None:
+        _require(fields, _OUTPUT_FIELDS)
+        out = OutputRecord(
+            index=_int(fields, "index"),
+            dtype=_int(fields, "dtype"),
+            sizes=_sizes(fields["sizes"]),
+            nbytes=_int(fields, "nbytes"),
+            crc=_int(fields, "crc", 16),
         )
+        if out.index in self.by_index:
+            raise _Malformed(f"a second header for output {out.index}")
+        self.by_index[out.index] = out
+        self.record.outputs.append(out)
 
+    def _data(self, fields: dict[str, str]) -> None:
+        _require(fields, _DATA_FIELDS)
+        out = self.by_index.get(_int(fields, "index"))
+        if out is None:
+            raise _Malformed(f"data for output {fields['index']} before its header")
+        offset = _int(fields, "offset")
+        if offset != len(out.data):
+            raise _Malformed(
+                f"output {out.index}: data at offset {offset}, expected {len(out.data)} "
+                "(lost lines?)"
+            )
+        if not _HEX.fullmatch(fields["hex"]):
+            raise _Malformed("hex= is not whole bytes of lowercase hex")
+        out.data += bytes.fromhex(fields["hex"])
 
-def parse_fields(line: str) -> dict[str, str]:
-    return {key: value.strip('"') for key, value in _FIELD.findall(line)}
+    def _result(self, fields: dict[str, str]) -> None:
+        status = fields.get("status")
+        if status == "ok":
+            _require(fields, _RESULT_OK_FIELDS)
+            for key in _RESULT_OK_FIELDS:
+                _int(fields, key)
+        elif status == "error":
+            _require(fields, _RESULT_ERROR_FIELDS)
+            _int(fields, "code")
+        else:
+            raise _Malformed(f"status={status!r}")
+        self.record.result = fields
 
 
 def parse_record(text: str) -> FirmwareRecord:
-    """Collect the record lines of a console log (no checking beyond the syntax)."""
-    record = FirmwareRecord()
-    outputs: dict[int, OutputRecord] = {}
-    for raw in text.splitlines():
-        line = raw.strip("\r\x00")
-        if not line.startswith(RECORD_PREFIX):
-            if line:
-                record.log_lines.append(line)
-            continue
-        kind, _, rest = line[len(RECORD_PREFIX) :].partition(" ")
-        fields = parse_fields(rest)
-        try:
-            if kind == "begin":
-                record.board = fields.get("board")
-            elif kind == "memory":
-                record.memory = {k: int(v) for k, v in fields.items()}
-            elif kind == "output":
-                sizes = tuple(int(s) for s in fields["sizes"].split(",") if s)
-                out = OutputRecord(
-                    index=int(fields["index"]),
-                    dtype=int(fields["dtype"]),
-                    sizes=sizes,
-                    nbytes=int(fields["nbytes"]),
-                    crc=int(fields["crc"], 16),
-                )
-                outputs[out.index] = out
-                record.outputs.append(out)
-            elif kind == "data":
-                out = outputs.get(int(fields["index"]))
-                if out is None:
-                    raise TargetError(f"data for output {fields['index']} before its header")
-                if int(fields["offset"]) != len(out.data):
-                    raise TargetError(
-                        f"output {out.index}: data at offset {fields['offset']}, "
-                        f"expected {len(out.data)} (lost lines?)"
-                    )
-                out.data += bytes.fromhex(fields["hex"])
-            elif kind == "result":
-                record.result = fields
-            elif kind == "fault":
-                record.fault = fields
-        except (KeyError, ValueError) as exc:
-            raise TargetError(f"malformed record line {line[:80]!r}: {exc}") from exc
-    return record
+    """Collect the record lines of a console log; what does not parse goes to `problems`."""
+    parser = _Parser()
+    for raw in text.split("\n"):
+        parser.line(raw.strip("\r\x00"))
+    return parser.record
 
 
 def check_record(
-    record: FirmwareRecord, exit_code: int | None, log_path: Path | None = None
+    record: FirmwareRecord,
+    exit_code: int | None,
+    log_path: Path | None = None,
+    expected: Sequence[ExpectedOutput] | None = None,
 ) -> list[np.ndarray]:
-    """The outputs of a passed run; otherwise a TargetError saying what went wrong."""
+    """The outputs of a passed run; otherwise a TargetError saying what went wrong.
+
+    `expected` (the program's outputs, e.g. LoadedProgram.outputs()) makes the count, dtype
+    and shape of every output part of the check: the CRC covers only the data."""
+
+    def fail(message: str) -> TargetError:
+        return TargetError(message, log_path=log_path)
+
     if record.fault is not None or exit_code == FAULT_EXIT_CODE:
-        details = " ".join(f"{k}={v}" for k, v in (record.fault or {}).items())
-        raise TargetError(
-            f"the firmware faulted: {details or 'no fault record'}", log_path=log_path
-        )
+        fault = record.fault or {}
+        details = " ".join(f"{k}={v}" for k, v in fault.items())
+        stale = " (the stacked pc/lr/psr may be stale)" if fault.get("frame") == "stale" else ""
+        raise fail(f"the firmware faulted: {details or 'no fault record'}{stale}")
+    if record.problems:
+        more = f" (and {len(record.problems) - 1} more)" if len(record.problems) > 1 else ""
+        raise fail(f"{record.problems[0]}{more}")
     if record.board is None:
-        raise TargetError("no '@sdk begin' record: the firmware did not start", log_path=log_path)
+        raise fail("no '@sdk begin' record: the firmware did not start")
     if record.result is None:
-        raise TargetError(
-            "the record ended without a result line (the firmware stopped or output was lost)",
-            log_path=log_path,
+        raise fail(
+            "the record ended without a result line (the firmware stopped or output was lost)"
         )
-    if record.result.get("status") != "ok":
+    if record.result["status"] != "ok":
         r = record.result
-        raise TargetError(
-            f"firmware error {r.get('name', '?')} (code {r.get('code', '?')}): "
-            f"{r.get('reason', 'no reason given')}",
-            log_path=log_path,
-        )
+        raise fail(f"firmware error {r['name']} (code {r['code']}): {r['reason']}")
     if exit_code != 0:
-        raise TargetError(
-            f"the firmware reported success but exited with {exit_code}", log_path=log_path
-        )
-    announced = int(record.result.get("outputs", -1))
+        raise fail(f"the firmware reported success but exited with {exit_code}")
+    announced = int(record.result["outputs"])
     if announced != len(record.outputs):
-        raise TargetError(
-            f"the result announces {announced} outputs, {len(record.outputs)} arrived",
-            log_path=log_path,
-        )
+        raise fail(f"the result announces {announced} outputs, {len(record.outputs)} arrived")
+    if expected is not None and len(expected) != announced:
+        raise fail(f"the program has {len(expected)} outputs, the firmware reported {announced}")
     arrays = []
     for i, out in enumerate(record.outputs):
         if out.index != i:
-            raise TargetError(
-                f"output {out.index} arrived in place of output {i}", log_path=log_path
+            raise fail(f"output {out.index} arrived in place of output {i}")
+        if expected is not None:
+            want = expected[i]
+            if out.dtype != int(want.scalar_type) or out.sizes != tuple(want.shape):
+                raise fail(
+                    f"output {i}: the firmware reported {dtype_label(out.dtype)} "
+                    f"{list(out.sizes)}, the program's output is "
+                    f"{dtype_label(int(want.scalar_type))} {list(want.shape)}"
+                )
+        entry = DTYPE_CODES.get(out.dtype)
+        if entry is None:
+            raise fail(f"output {i}: {dtype_label(out.dtype)}")
+        if math.prod(out.sizes) * entry.itemsize != out.nbytes:
+            raise fail(
+                f"output {i}: nbytes={out.nbytes} but {entry.name} {list(out.sizes)} "
+                f"takes {math.prod(out.sizes) * entry.itemsize}"
             )
         if len(out.data) != out.nbytes:
-            raise TargetError(
-                f"output {i}: {len(out.data)} of {out.nbytes} bytes arrived", log_path=log_path
-            )
+            raise fail(f"output {i}: {len(out.data)} of {out.nbytes} bytes arrived")
         if zlib.crc32(bytes(out.data)) != out.crc:
-            raise TargetError(f"output {i}: CRC mismatch (corrupted output)", log_path=log_path)
-        arrays.append(out.array())
+            raise fail(f"output {i}: CRC mismatch (corrupted output)")
+        try:
+            arrays.append(out.array())
+        except TargetError as exc:
+            raise fail(exc.message) from None
     return arrays

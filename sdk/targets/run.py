@@ -8,7 +8,7 @@ Targets are looked up in TARGETS by name; nothing here knows a board or an emula
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from sdk.firmware.boards import Board, load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
 from sdk.firmware.records import check_record, parse_record
-from sdk.program.pte import load_program
+from sdk.program.pte import TensorInfo, load_program
 from sdk.targets.emulator import Preload, Target
 from sdk.targets.fvp import FvpTarget
 from sdk.targets.qemu import QemuTarget
@@ -58,6 +58,7 @@ def run_on_target(
     """Build, boot, run and check; any failure is one SdkError line with the log path."""
     program = load_program(pte)
     program.check_inputs(inputs)
+    outputs = program.outputs()  # a non-tensor output is a ProgramError before any build
     spec = load_board(board)
     emulator = make_target(target, spec)
     workdir = Path(workdir)
@@ -65,7 +66,9 @@ def run_on_target(
     check_fits(spec, "program", program_blob)
     check_fits(spec, "inputs", inputs_blob)
     elf = build_firmware(spec.name, Path(pte), workdir / "executor_runner.elf")
-    return run_firmware(emulator, spec, elf, program_blob, inputs_blob, timeout_s, workdir)
+    return run_firmware(
+        emulator, spec, elf, program_blob, inputs_blob, timeout_s, workdir, outputs=outputs
+    )
 
 
 def check_fits(board: Board, slot_name: str, blob: Path) -> None:
@@ -86,22 +89,33 @@ def run_firmware(
     inputs_blob: Path,
     timeout_s: float,
     workdir: Path,
+    *,
+    outputs: Sequence[TensorInfo],
 ) -> RunResult:
-    """Boot a built firmware with the blobs preloaded and check its record."""
-    preloads = [Preload(inputs_blob, board.slots["inputs"].base)]
+    """Boot a built firmware with the blobs preloaded and check its record.
+
+    `outputs` are the outputs of the program the firmware runs (`load_program(pte).outputs()`,
+    whether preloaded or embedded): the outputs reported must be these in count, dtype and
+    shape, since the CRC covers only the data. Without exit-code propagation (the FVP, a board)
+    the record alone decides.
+    """
+    # Absolute paths: the emulator runs in `workdir`.
+    workdir = Path(workdir).resolve()
+    elf = Path(elf).resolve()
+    preloads = [Preload(Path(inputs_blob).resolve(), board.slots["inputs"].base)]
     if program_blob is not None:
-        preloads.insert(0, Preload(program_blob, board.slots["program"].base))
+        preloads.insert(0, Preload(Path(program_blob).resolve(), board.slots["program"].base))
     run = emulator.run(elf, preloads, timeout_s, workdir)
     record = parse_record(run.console_text)
     exit_code: int | None = run.exit_code
     if not emulator.propagates_exit_code:
         exit_code = 0 if record.passed else None
-    outputs = check_record(record, exit_code, run.console_log)
+    arrays = check_record(record, exit_code, run.console_log, expected=outputs)
     init_ticks, run_ticks, reported_hz = record.ticks()
     if not record.memory:
         raise TargetError("the record has no memory line", log_path=run.console_log)
     return RunResult(
-        outputs=outputs,
+        outputs=arrays,
         init_ticks=init_ticks,
         run_ticks=run_ticks,
         tick_hz=emulator.tick_hz(reported_hz),

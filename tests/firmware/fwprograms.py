@@ -1,10 +1,20 @@
-"""Test programs for the firmware tests, and ExecuTorch's runtime as the oracle."""
+"""Test programs for the firmware tests, and ExecuTorch's runtime as the oracle.
+
+Besides exports, programs export never makes (the hostile ones a review found): written from
+ExecuTorch's schema as JSON by Debian's flatc, the build's, or, where flatbuffers' sharing of
+tables is the point, with the flatbuffers builder.
+"""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
+
+FLATC = "/usr/bin/flatc"  # SConstruct's default: the flatc matching Debian's headers
 
 
 def export_cpu(module, example_inputs, path: Path) -> Path:
@@ -117,3 +127,104 @@ def oracle(pte: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     program = Runtime.get().load_program(pte.read_bytes())
     method = program.load_method("forward")
     return [t.numpy() for t in method.execute([torch.from_numpy(x) for x in inputs])]
+
+
+def schema_dir() -> Path:
+    import executorch
+
+    return Path(next(iter(executorch.__path__))) / "schema"
+
+
+def program_from_json(program: dict) -> bytes:
+    """The .pte that flatc makes of `program` (ExecuTorch's Program table as JSON)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "program.json"
+        source.write_text(json.dumps(program))
+        subprocess.run(
+            [FLATC, "--binary", "-o", tmp, str(schema_dir() / "program.fbs"), str(source)],
+            check=True,
+            capture_output=True,
+        )
+        return (Path(tmp) / "program.pte").read_bytes()
+
+
+def method(values: list, *, inputs=(), outputs=(), instructions=(), operators=(), buffers=(0,)):
+    """A Program with one method "forward" (JSON), for program_from_json."""
+    return {
+        "version": 0,
+        "execution_plan": [
+            {
+                "name": "forward",
+                "values": values,
+                "inputs": list(inputs),
+                "outputs": list(outputs),
+                "chains": [{"instructions": list(instructions)}],
+                "operators": list(operators),
+                "non_const_buffer_sizes": list(buffers),
+            }
+        ],
+    }
+
+
+def planned_tensor(scalar_type: str, sizes: list[int], offset: int = 0) -> dict:
+    return {
+        "val_type": "Tensor",
+        "val": {
+            "scalar_type": scalar_type,
+            "sizes": sizes,
+            "dim_order": list(range(len(sizes))),
+            "allocation_info": {"memory_id": 1, "memory_offset_low": offset},
+        },
+    }
+
+
+def shared_int_list_program(items: int, references: int) -> bytes:
+    """values = [Int 0, then one IntList table of `items` zeros referred to `references`
+    times]: flatbuffers lets many offsets point at one table, so the items of all values add
+    up to far more than the program holds. Built with the flatbuffers builder by slot number
+    (field order in ExecuTorch's program.fbs); ExecuTorch's own deserializer would expand every
+    reference."""
+    import flatbuffers
+
+    kernel_types_int, kernel_types_int_list = 2, 7  # union KernelTypes { Null, Int, ... }
+    b = flatbuffers.Builder(8 * items + 4 * references + 1024)
+
+    def evalue(val_type: int, table: int) -> int:
+        b.StartObject(2)  # EValue { val: KernelTypes } = val_type (slot 0), val (slot 1)
+        b.PrependUint8Slot(0, val_type, 0)
+        b.PrependUOffsetTRelativeSlot(1, table, 0)
+        return b.EndObject()
+
+    b.StartVector(8, items, 8)
+    for _ in range(items):
+        b.PrependInt64(0)  # value 0: the Int below
+    item_vector = b.EndVector()
+    b.StartObject(1)  # IntList { items }
+    b.PrependUOffsetTRelativeSlot(0, item_vector, 0)
+    int_list = evalue(kernel_types_int_list, b.EndObject())
+    b.StartObject(1)  # Int { int_val }
+    b.PrependInt64Slot(0, 0, 0)
+    int_value = evalue(kernel_types_int, b.EndObject())
+    b.StartVector(4, references + 1, 4)
+    for _ in range(references):
+        b.PrependUOffsetTRelative(int_list)  # the same table, again and again
+    b.PrependUOffsetTRelative(int_value)
+    values = b.EndVector()
+    b.StartVector(8, 1, 8)
+    b.PrependInt64(0)
+    buffer_sizes = b.EndVector()
+    name = b.CreateString("forward")
+    # ExecutionPlan: name 0, container_meta_type 1, values 2, ..., non_const_buffer_sizes 8.
+    b.StartObject(9)
+    b.PrependUOffsetTRelativeSlot(0, name, 0)
+    b.PrependUOffsetTRelativeSlot(2, values, 0)
+    b.PrependUOffsetTRelativeSlot(8, buffer_sizes, 0)
+    plan = b.EndObject()
+    b.StartVector(4, 1, 4)
+    b.PrependUOffsetTRelative(plan)
+    plans = b.EndVector()
+    b.StartObject(2)  # Program: version 0, execution_plan 1
+    b.PrependUint32Slot(0, 0, 0)
+    b.PrependUOffsetTRelativeSlot(1, plans, 0)
+    b.Finish(b.EndObject(), file_identifier=b"ET12")
+    return bytes(b.Output())

@@ -101,3 +101,21 @@ def test_missing_section_is_named(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data.pop("npu"))
     with pytest.raises(UsageError, match="missing 'npu'"):
         load_board("corstone300", boards)
+
+
+def test_the_exit_method_is_a_board_fact_a_build_may_override():
+    board = load_board("corstone300")
+    assert board.exit_method == "semihosting"
+    assert board.config_macros()["SDK_EXIT_SEMIHOSTING"] == "1"
+    macros = board.config_macros(exit_method="park")
+    assert macros["SDK_EXIT_PARK"] == "1" and "SDK_EXIT_SEMIHOSTING" not in macros
+    with pytest.raises(UsageError, match="unknown exit method 'reboot'"):
+        board.config_macros(exit_method="reboot")
+
+
+def test_an_unknown_exit_method_in_board_yaml_is_refused(tmp_path: Path):
+    boards = copy_board(tmp_path, lambda data: data["runtime"].update(exit="halt"))
+    with pytest.raises(
+        UsageError, match=r"runtime.exit is 'halt'; choose one of semihosting, park"
+    ):
+        load_board("corstone300", boards)

@@ -122,3 +122,20 @@ def test_sdk_kernels_names_a_missing_operator(programs, capsys):
     assert len(lines) == 1
     assert "no CPU kernel for aten::cumsum.out" in lines[0]
     assert "kernels that exist: " in lines[0] and "aten::bmm.out" in lines[0]
+
+
+def semihosting_calls(elf: Path) -> int:
+    """How many `bkpt 0xab` (semihosting calls) the ELF's code holds."""
+    listing = subprocess.run(
+        ["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    return sum(1 for line in listing.splitlines() if "bkpt\t0x00ab" in line)
+
+
+def test_exit_park_builds_a_variant_without_semihosting(add_firmware: Path, programs, tmp_path):
+    assert semihosting_calls(add_firmware) >= 1
+    parked = build_firmware("corstone300", programs["add"], tmp_path / "park.elf", exit="park")
+    assert semihosting_calls(parked) == 0
+    assert variant_of(parked.with_suffix(".build.log")).name.endswith("-exit-park")
+    with pytest.raises(UsageError, match="unknown exit method 'halt'"):
+        build_firmware("corstone300", programs["add"], tmp_path / "x.elf", exit="halt")

@@ -9,6 +9,7 @@ must give exactly what ExecuTorch's Python runtime gave.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,9 +47,11 @@ def test_every_cpu_segment_is_bit_identical_on_qemu(export_case, quant, tmp_path
     assert {"aten::split_with_sizes_copy", "aten::bmm"} <= kinds
 
 
-def test_cli_cut_then_run_on_qemu_with_expect(export_case, tmp_path, capsys):
+def test_cli_cut_then_run_on_qemu_with_expect(export_case, tmp_path, capsys, monkeypatch):
+    """With relative paths, as scripts/main.sh gives them (the emulator runs in the workdir)."""
     case = export_case("shared_split", "int16", True, None)
-    outdir = tmp_path / "cut"
+    monkeypatch.chdir(tmp_path)
+    outdir = Path("cut")
     inputs = case.result.outdir / "example_inputs.npz"
     assert (
         main(["cut", str(case.result.program_path), "--inputs", str(inputs), "-o", str(outdir)])
@@ -62,7 +65,7 @@ def test_cli_cut_then_run_on_qemu_with_expect(export_case, tmp_path, capsys):
             "run", "--target", "qemu", f"{stem}.pte",
             "--inputs", f"{stem}_inputs.npz",
             "--expect", f"{stem}_expected.npz",
-            "-o", str(tmp_path / "q.npz"),
+            "-o", "q.npz",
         ]
     )  # fmt: skip
     out = capsys.readouterr().out

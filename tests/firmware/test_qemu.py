@@ -12,6 +12,7 @@ from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import pack_program, write_blobs
+from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import load_program
 from sdk.targets.qemu import QemuTarget
 from sdk.targets.run import run_firmware, run_on_target
@@ -19,6 +20,29 @@ from sdk.targets.run import run_firmware, run_on_target
 pytestmark = pytest.mark.slow
 BOARD = "corstone300"
 TIMEOUT_S = 120.0
+
+
+def boot(
+    elf: Path,
+    pte: Path,
+    program_blob: Path | None,
+    inputs_blob: Path,
+    tmp_path: Path,
+    timeout_s: float = TIMEOUT_S,
+):
+    """Run a built firmware on QEMU with these blobs, checked against `pte`'s outputs."""
+    board = load_board(BOARD)
+    outputs = load_program(pte).outputs()
+    return run_firmware(
+        QemuTarget(board),
+        board,
+        elf,
+        program_blob,
+        inputs_blob,
+        timeout_s,
+        tmp_path,
+        outputs=outputs,
+    )
 
 
 def test_cpu_program_matches_executorch_bit_for_bit(programs, tmp_path: Path):
@@ -61,10 +85,9 @@ def test_bmm_program_agrees_with_executorch(programs, tmp_path: Path):
 def test_embedded_program_runs_without_a_program_blob(programs, tmp_path: Path):
     pte = programs["add"]
     inputs = random_inputs(pte, seed=2)
-    board = load_board(BOARD)
     _, inputs_blob = write_blobs(load_program(pte), inputs, tmp_path)
     elf = build_firmware(BOARD, pte, tmp_path / "embedded.elf", embed=True)
-    result = run_firmware(QemuTarget(board), board, elf, None, inputs_blob, TIMEOUT_S, tmp_path)
+    result = boot(elf, pte, None, inputs_blob, tmp_path)
     np.testing.assert_array_equal(result.outputs[0], inputs[0] + inputs[1])
 
 
@@ -77,37 +100,33 @@ def test_ethos_u_program_without_npu_fails_with_backend_missing(programs, tmp_pa
 
 
 def test_a_hanging_firmware_is_a_timeout(programs, tmp_path: Path):
-    board = load_board(BOARD)
     pte = programs["id"]
     program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
     elf = build_firmware(BOARD, pte, tmp_path / "hang.elf", test_hook="hang")
     with pytest.raises(TargetError, match=r"timeout after 3 s") as caught:
-        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, 3.0, tmp_path)
+        boot(elf, pte, program_blob, inputs_blob, tmp_path, timeout_s=3.0)
     assert "hanging on purpose" in caught.value.log_path.read_text()
 
 
 def test_a_faulting_firmware_reports_the_fault(programs, tmp_path: Path):
-    board = load_board(BOARD)
     pte = programs["id"]
     program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
     elf = build_firmware(BOARD, pte, tmp_path / "fault.elf", test_hook="fault")
     with pytest.raises(TargetError, match=r"faulted: cfsr=0x00010000 .*pc=0x1") as caught:
-        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+        boot(elf, pte, program_blob, inputs_blob, tmp_path)
     assert "@sdk fault cfsr=0x00010000" in caught.value.log_path.read_text()  # UNDEFINSTR
 
 
 def test_a_stack_overflow_is_caught_by_the_stack_limit(programs, tmp_path: Path):
-    board = load_board(BOARD)
     pte = programs["id"]
     program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
     elf = build_firmware(BOARD, pte, tmp_path / "stack.elf", test_hook="stack")
     # UsageFault STKOF (CFSR bit 20): MSPLIM stops the overflow before it reaches .bss.
     with pytest.raises(TargetError, match=r"faulted: cfsr=0x00100000"):
-        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+        boot(elf, pte, program_blob, inputs_blob, tmp_path)
 
 
 def test_a_corrupt_program_blob_is_refused_by_the_firmware(programs, tmp_path: Path):
-    board = load_board(BOARD)
     pte = programs["add"]
     _, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
     corrupt = bytearray(pack_program(pte.read_bytes()))
@@ -116,18 +135,17 @@ def test_a_corrupt_program_blob_is_refused_by_the_firmware(programs, tmp_path: P
     program_blob.write_bytes(bytes(corrupt))
     elf = build_firmware(BOARD, pte, tmp_path / "fw.elf")
     with pytest.raises(TargetError, match=r"InvalidProgram \(code 3\): program blob CRC"):
-        run_firmware(QemuTarget(board), board, elf, program_blob, inputs_blob, TIMEOUT_S, tmp_path)
+        boot(elf, pte, program_blob, inputs_blob, tmp_path)
 
 
 def test_missing_inputs_blob_is_reported(programs, tmp_path: Path):
-    board = load_board(BOARD)
     pte = programs["add"]
     program_blob, _ = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
     empty = tmp_path / "empty.bin"
     empty.write_bytes(bytes(64))
     elf = build_firmware(BOARD, pte, tmp_path / "fw.elf")
     with pytest.raises(TargetError, match=r"InvalidInputs \(code 13\): no inputs blob"):
-        run_firmware(QemuTarget(board), board, elf, program_blob, empty, TIMEOUT_S, tmp_path)
+        boot(elf, pte, program_blob, empty, tmp_path)
 
 
 def test_inputs_are_checked_on_the_host_before_anything_runs(programs, tmp_path: Path):
@@ -145,3 +163,17 @@ def test_unknown_target_is_a_usage_error(programs, tmp_path: Path):
     pte = programs["add"]
     with pytest.raises(UsageError, match="unknown target 'board9'; targets: fvp, qemu"):
         run_on_target("board9", BOARD, pte, random_inputs(pte), TIMEOUT_S, tmp_path)
+
+
+def test_a_parked_firmware_prints_its_whole_record_and_stays_up(programs, tmp_path: Path):
+    """exit=park is for boards without a debugger: the record is the whole result and the CPU
+    parks instead of exiting, so an emulator that waits for an exit status times out."""
+    pte = programs["add"]
+    inputs = random_inputs(pte, seed=4)
+    program_blob, inputs_blob = write_blobs(load_program(pte), inputs, tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "park.elf", exit="park")
+    with pytest.raises(TargetError, match=r"timeout after 5 s") as caught:
+        boot(elf, pte, program_blob, inputs_blob, tmp_path, timeout_s=5.0)
+    record = parse_record(caught.value.log_path.read_text())
+    outputs = check_record(record, 0, expected=load_program(pte).outputs())
+    np.testing.assert_array_equal(outputs[0], inputs[0] + inputs[1])

@@ -29,7 +29,7 @@ def record_text(data: bytes = DATA.tobytes(), crc: int | None = None, result: st
         "@sdk memory planned_used=32 planned_size=1024 meta_used=80 meta_size=4096",
         f"@sdk output index=0 dtype=6 sizes=2,3 nbytes=24 crc={crc:08x}",
         f"@sdk data index=0 offset=0 hex={data[:16].hex()}",
-        f"@sdk data index=0 offset=16 hex={data[16:].hex()}",
+        f"@sdk data index=0 offset={len(data[:16])} hex={data[16:].hex()}",
     ]
     if result == "ok":
         lines.append("@sdk result status=ok outputs=1 init_ticks=10 run_ticks=20 tick_hz=1000")
@@ -67,7 +67,7 @@ def test_missing_data_line_is_an_error():
 def test_lost_line_in_the_middle_is_an_error():
     text = record_text().replace("offset=0 hex=", "offset=4 hex=")
     with pytest.raises(TargetError, match="data at offset 4, expected 0"):
-        parse_record(text)
+        check_record(parse_record(text), 0)
 
 
 def test_no_begin_line_means_the_firmware_did_not_start():
@@ -129,3 +129,83 @@ def test_a_zero_dim_input_keeps_zero_dims():
     dtype, ndim, _, nbytes, offset, _, *sizes = struct.unpack_from("<BBHIII8i", payload, 8)
     assert (dtype, ndim, nbytes, sizes) == (6, 0, 4, [0] * 8)
     assert payload[offset : offset + 4] == np.float32(2.5).tobytes()
+
+
+# ---- The console is untrusted text ------------------------------------------------------------
+
+OK_RESULT = "@sdk result status=ok outputs=1 init_ticks=10 run_ticks=20 tick_hz=1000"
+
+
+def test_lines_end_only_at_newline():
+    """U+2028 and U+0085 are line breaks to str.splitlines(), not to the record."""
+    fake = f"x\u2028{OK_RESULT}\u0085"
+    text = record_text(result=f'@sdk result status=error code=5 name=X reason="{fake}"')
+    with pytest.raises(TargetError, match=r"firmware error X \(code 5\)"):
+        check_record(parse_record(text), 0)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (OK_RESULT, "a record line after the result line"),
+        ("@sdk memory planned_used=1 planned_size=1 meta_used=1 meta_size=1", "after the result"),
+        ("some text", "text after the result line"),
+    ],
+)
+def test_nothing_may_follow_the_result(extra: str, message: str):
+    with pytest.raises(TargetError, match=message):
+        check_record(parse_record(record_text() + extra + "\n"), 0)
+
+
+def test_a_second_begin_memory_or_output_header_is_refused():
+    lines = record_text().split("\r\n")
+    for duplicate in (lines[0], lines[2], lines[3]):
+        text = "\r\n".join([*lines[:4], duplicate, *lines[4:]])
+        with pytest.raises(TargetError, match="a second"):
+            check_record(parse_record(text), 0)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("tick_hz=1000", "tick_hz=fast", "tick_hz='fast' is not a number"),
+        (" run_ticks=20", "", "no run_ticks="),
+        ("sizes=2,3", "sizes=2,,3", "is not a list of sizes"),
+        ("crc=", "crc=0x", "is not 8 hex digits"),
+        ("nbytes=24", "nbytes=24 nbytes=24", "nbytes= given twice"),
+        ("begin v=1", "begin v=2", "record version 2"),
+        ("@sdk memory", "@sdk memoir", "unknown record kind 'memoir'"),
+    ],
+)
+def test_malformed_lines_fail_with_the_line(old: str, new: str, message: str):
+    text = record_text().replace(old, new, 1)
+    with pytest.raises(TargetError, match=message):
+        check_record(parse_record(text), 0)
+
+
+def test_ticks_of_a_record_without_a_good_result_are_an_error():
+    with pytest.raises(TargetError, match="no 'result status=ok' line"):
+        parse_record(record_text(result="")).ticks()
+
+
+def test_header_bytes_must_match_dtype_and_sizes():
+    data = DATA.tobytes() + bytes(4)
+    text = record_text(data=data).replace("nbytes=24", "nbytes=28")
+    with pytest.raises(TargetError, match=r"nbytes=28 but Float \[2, 3\] takes 24"):
+        check_record(parse_record(text), 0)
+
+
+def test_quantized_dtype_codes_arrive_as_their_storage():
+    data = np.arange(-3, 3, dtype=np.int8)
+    text = record_text(data=data.tobytes()).replace("dtype=6", "dtype=12").replace("=24", "=6")
+    (out,) = check_record(parse_record(text), 0)
+    assert out.dtype == np.int8
+    np.testing.assert_array_equal(out, data.reshape(2, 3))
+
+
+def test_a_fault_after_a_cut_line_is_still_the_news():
+    """The fault handler interrupts a record line half-way; the fault is what gets reported."""
+    text = record_text(result="@sdk data index=0 offs")
+    text += "@sdk fault cfsr=0x00100000 hfsr=0x00000000 pc=0x10000100 frame=stale\n"
+    with pytest.raises(TargetError, match=r"faulted: cfsr=0x00100000 .*may be stale"):
+        check_record(parse_record(text), 100)

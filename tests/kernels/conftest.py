@@ -85,7 +85,17 @@ def qemu_run(tmp_path_factory) -> Callable[..., RunResult]:
 
     def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunResult:
         folder = workdir / f"run{next(counter)}"
-        program_blob, inputs_blob = write_blobs(load_program(pte), inputs, folder)
-        return run_firmware(target, board, elf, program_blob, inputs_blob, QEMU_TIMEOUT_S, folder)
+        program = load_program(pte)
+        program_blob, inputs_blob = write_blobs(program, inputs, folder)
+        return run_firmware(
+            target,
+            board,
+            elf,
+            program_blob,
+            inputs_blob,
+            QEMU_TIMEOUT_S,
+            folder,
+            outputs=program.outputs(),
+        )
 
     return run

@@ -47,6 +47,24 @@ void clear_error();
 // failed); the reason's tail is cut if the whole does not fit.
 void add_context(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// ---- Numbers and shapes in reasons ------------------------------------------------------
+// The target's `long` is 32 bits and newlib-nano's printf has no %lld, so a 64-bit value given
+// to "%lu" prints cut. ul() is for values that fit `unsigned long` everywhere (size_t,
+// uint32_t): a wider argument does not compile on the target. 64-bit values (file offsets,
+// IntList items, byte counts before they are checked) go through int_text()/uint_text() and
+// "%s"; the text lives until the end of the statement that made it.
+template <typename T>
+constexpr unsigned long ul(T value) {
+  static_assert(sizeof(T) <= sizeof(unsigned long), "64-bit value: print it with uint_text()");
+  return static_cast<unsigned long>(value);
+}
+
+struct NumberText {
+  char text[21];  // "-9223372036854775808"
+};
+NumberText int_text(int64_t value);
+NumberText uint_text(uint64_t value);
+
 // A value or an error. T must be trivially copyable-ish; no heap involved.
 template <typename T>
 class [[nodiscard]] Result {
