@@ -137,9 +137,10 @@ extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar,
   put_hex("pc", pc);
   put_hex("lr", lr);
   put_hex("psr", psr);
-  // A fault while stacking the exception frame (a stack-limit hit or a bus/MPU error on
-  // exception entry) leaves no frame, or half of one: pc/lr/psr above are whatever the stack
-  // held there before.
+  // A fault while stacking the exception frame (a bus/MPU error or a stack-limit hit on
+  // exception entry) leaves no frame, or half of one: pc/lr/psr above are then whatever the
+  // stack held. STKOF is also set when an instruction moved SP past the limit, with a good
+  // frame: so the frame *may* be stale.
   if ((cfsr & kCfsrStackingFaults) != 0) {
     static const char kStale[] = " frame=stale";
     platform_write(kStale, sizeof(kStale) - 1);

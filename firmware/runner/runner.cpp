@@ -109,18 +109,25 @@ rt::Error set_inputs(rt::Method& method, rt::ConstBytes inputs) {
   return rt::Error::Ok;
 }
 
+// The first output that is not a tensor, or num_outputs() when all are.
+size_t first_non_tensor_output(const rt::Method& method) {
+  size_t i = 0;
+  while (i < method.num_outputs() && method.output(i)->is_tensor()) {
+    ++i;
+  }
+  return i;
+}
+
 // Before execute() (NotSupported: the program has a non-tensor output) and again after it
 // (Internal): the outputs are read through their values, and the runtime refuses moves that
 // change a value's kind at load, so a change here is a kernel or delegate that broke a value;
 // never print through whatever it left there.
 rt::Error check_outputs(const rt::Method& method, bool executed) {
-  for (size_t i = 0; i < method.num_outputs(); ++i) {
-    const rt::Value* value = method.output(i);
-    RT_CHECK(value->is_tensor(), executed ? rt::Error::Internal : rt::Error::NotSupported,
-             "output %lu is %s%s", ul(i), rt::tag_name(value->tag),
-             executed ? " after execute(), no longer a tensor"
-                      : "; only tensor outputs are supported");
-  }
+  size_t i = first_non_tensor_output(method);
+  RT_CHECK(i == method.num_outputs(), executed ? rt::Error::Internal : rt::Error::NotSupported,
+           "output %lu is %s%s", ul(i), rt::tag_name(method.output(i)->tag),
+           executed ? " after execute(), no longer a tensor"
+                    : "; only tensor outputs are supported");
   return rt::Error::Ok;
 }
 
@@ -143,6 +150,12 @@ void print_output(size_t index, const rt::Tensor& tensor) {
     Line data_line;
     data_line.text("@sdk data index=").u64(index).text(" offset=").u64(offset).text(" hex=");
     data_line.hex_bytes(data + offset, n).end();
+  }
+}
+
+void print_outputs(const rt::Method& method) {
+  for (size_t i = 0; i < method.num_outputs(); ++i) {
+    print_output(i, *method.output(i)->u.t);
   }
 }
 
@@ -224,19 +237,20 @@ int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory&
   uint64_t run_start = platform_ticks();
   err = method.get().execute();
   uint64_t run_ticks = platform_ticks() - run_start;
-  if (err != rt::Error::Ok && !options.outputs_on_error) {
+  if (err != rt::Error::Ok) {
+    // --outputs-on-error: what the outputs hold after the failure, when they still are
+    // tensors; the failure's own reason is the result either way.
+    if (options.outputs_on_error &&
+        first_non_tensor_output(method.get()) == method.get().num_outputs()) {
+      print_outputs(method.get());
+    }
     return report_error(err);
   }
-  rt::Error outputs_err = check_outputs(method.get(), true);
-  if (outputs_err != rt::Error::Ok) {
-    return report_error(outputs_err);
-  }
-  for (size_t i = 0; i < method.get().num_outputs(); ++i) {
-    print_output(i, *method.get().output(i)->u.t);
-  }
+  err = check_outputs(method.get(), true);
   if (err != rt::Error::Ok) {
     return report_error(err);
   }
+  print_outputs(method.get());
   Line line;
   line.text("@sdk result status=ok outputs=").u64(method.get().num_outputs());
   line.text(" init_ticks=").u64(init_ticks).text(" run_ticks=").u64(run_ticks);

@@ -187,7 +187,8 @@ Error check_planned(const fb::ExecutionPlan& plan, const flatbuffers::Vector<int
       continue;  // the runner refuses those with their own reason
     }
     RT_CHECK(evalue->val_as_Tensor()->allocation_info() != nullptr, Error::NotSupported,
-             "%s %lu (value %lu) is not memory-planned", what, ul(i), ul(static_cast<uint32_t>(index)));
+             "%s %lu (value %lu) is not memory-planned", what, ul(i),
+             ul(static_cast<uint32_t>(index)));
   }
   return Error::Ok;
 }
@@ -494,6 +495,7 @@ Error Method::set_input(size_t i, const void* data, size_t nbytes) {
   const Value& value = values_[input_indices_[i]];
   RT_CHECK(value.tag == Tag::Tensor, Error::NotSupported, "input %lu is %s, not a tensor", ul(i),
            tag_name(value.tag));
+  RT_CHECK(!value.u.t->constant, Error::NotSupported, "input %lu is constant data", ul(i));
   RT_CHECK(nbytes == value.u.t->nbytes, Error::InputMismatch,
            "input %lu: %lu bytes given, the tensor has %lu", ul(i), ul(nbytes),
            ul(value.u.t->nbytes));

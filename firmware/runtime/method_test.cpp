@@ -552,8 +552,7 @@ TEST(tensor_byte_count_over_31_bits_is_refused) {
   };
   const Case refused[] = {{ScalarType::Float, {1073741824}},
                           {ScalarType::Long, {268435456}},
-                          {ScalarType::Half, {32768, 32768}},
-                          {ScalarType::Byte, {65536, 32768}}};
+                          {ScalarType::Half, {32768, 32768}}};
   for (const Case& c : refused) {
     ProgramBuilder p;
     ProgramBuilder::TensorSpec spec;
@@ -561,7 +560,7 @@ TEST(tensor_byte_count_over_31_bits_is_refused) {
     spec.sizes = c.sizes;
     p.tensor(spec);
     p.set_buffer_sizes({0, 16});
-    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+    CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
     CHECK_REASON("over the 2147483647-byte limit of a tensor");
   }
   // Just under the limit the size is fine; the planned buffer is what is too small.
@@ -572,6 +571,17 @@ TEST(tensor_byte_count_over_31_bits_is_refused) {
   CHECK_REASON("2147483644 bytes at 0 overrun planned buffer 1");
 }
 
+TEST(tensor_element_count_over_31_bits_is_refused) {
+  ProgramBuilder p;
+  ProgramBuilder::TensorSpec spec;
+  spec.dtype = ScalarType::Byte;
+  spec.sizes = {65536, 32768};  // 2^31 one-byte elements
+  p.tensor(spec);
+  p.set_buffer_sizes({0, 16});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
+  CHECK_REASON("over 2147483647 elements");
+}
+
 TEST(numel_wrap_reproducer_is_refused) {
   // The reviewer's program: two Float [2^30] tensors on a 16-byte planned buffer, sigmoid.
   ProgramBuilder p;
@@ -580,7 +590,7 @@ TEST(numel_wrap_reproducer_is_refused) {
   p.kernel_call(p.op("test::record", "default"), {a, b, b});
   p.set_outputs({b});
   p.set_buffer_sizes({0, 16});
-  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), NotSupported);
   CHECK_REASON("value 0: 1073741824 elements of 4 bytes");
 }
 
@@ -729,6 +739,28 @@ TEST(jump_false_on_a_non_bool_tensor_is_refused) {
 }
 
 // ---- Inputs and outputs ---------------------------------------------------------------------
+
+TEST(set_input_never_writes_into_a_constant) {
+  // A MoveCall of a constant into an input's place is legal (same dtype and shape); after
+  // it ran, set_input must not copy into the program's bytes.
+  float data[4] = {1, 2, 3, 4};
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Float, {4}, 0);
+  int c = p.constant(ScalarType::Float, {4}, data, sizeof(data));
+  p.move(c, x);
+  p.set_inputs({x});
+  p.set_outputs({x});
+  p.set_buffer_sizes({0, 16});
+  Bytes bytes = p.finish();
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  float input[4] = {5, 6, 7, 8};
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  CHECK_ERROR(method.get().set_input(0, input, sizeof(input)), NotSupported);
+  CHECK_REASON("input 0 is constant data");
+  CHECK(memcmp(method.get().output(0)->u.t->data, data, sizeof(data)) == 0);
+}
 
 TEST(constant_inputs_and_outputs_are_refused) {
   float data[4] = {1, 1, 1, 1};

@@ -10,8 +10,8 @@
 namespace rt {
 namespace {
 
-// Largest element count a tensor may have (its byte count is capped at kMaxSize too).
-constexpr size_t kMaxNumel = size_t{1} << 31;
+// Largest element count, and byte count, a tensor may have.
+constexpr size_t kMaxNumel = kMaxSize;
 
 using flatbuffers::uoffset_t;
 
@@ -48,7 +48,7 @@ Error tensor_shape(const fb::Tensor& t, Tensor* out) {
   // numel * esize wraps a 32-bit size_t already at 2^30 Float elements: a tensor whose byte
   // count wrapped to 0 would pass every bounds check and let a kernel write gigabytes.
   size_t nbytes = 0;
-  RT_CHECK(mul_size(static_cast<size_t>(numel), esize, &nbytes), Error::InvalidProgram,
+  RT_CHECK(mul_size(static_cast<size_t>(numel), esize, &nbytes), Error::NotSupported,
            "%s elements of %lu bytes: over the %lu-byte limit of a tensor",
            uint_text(numel).text, ul(esize), ul(kMaxSize));
   out->dtype = dtype;
@@ -93,6 +93,7 @@ Error tensor_data(const Program& program, const fb::Tensor& t, const Span* buffe
   const fb::AllocationDetails* allocation = t.allocation_info();
   uint32_t buffer_index = t.data_buffer_idx();
   out->data = nullptr;
+  out->constant = false;
   if (allocation != nullptr) {
     RT_CHECK(buffer_index == 0, Error::NotSupported, "mutable tensor with initial data");
     uint32_t memory_id = allocation->memory_id();
@@ -110,8 +111,9 @@ Error tensor_data(const Program& program, const fb::Tensor& t, const Span* buffe
     const uint8_t* constant = nullptr;
     RT_TRY(constant_data(program, buffer_index, out->nbytes, &constant));
     // Kernels get constants as read-only arguments; the runtime never writes through this
-    // pointer (set_input takes memory-planned inputs only, see check_planned_io).
+    // pointer: set_input refuses a constant tensor (one a MoveCall put in an input's place).
     out->data = const_cast<uint8_t*>(constant);
+    out->constant = true;
   } else {
     RT_CHECK(out->nbytes == 0, Error::NotSupported,
              "no planned memory and no constant data (plan inputs/outputs at export)");

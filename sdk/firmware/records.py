@@ -174,15 +174,18 @@ def _require(fields: dict[str, str], keys: Sequence[str]) -> None:
 
 def _int(fields: dict[str, str], key: str, base: int = 10) -> int:
     text = fields[key]
-    pattern = r"[0-9a-f]{8}" if base == 16 else r"-?[0-9]+"
+    # The firmware prints unsigned numbers of at most 64 bits (20 digits): a sign or more
+    # digits is not its output (and Python's int() refuses over 4300 digits).
+    pattern = r"[0-9a-f]{8}" if base == 16 else r"[0-9]{1,20}"
     if not re.fullmatch(pattern, text):
-        raise _Malformed(f"{key}={text!r} is not {'8 hex digits' if base == 16 else 'a number'}")
+        what = "8 hex digits" if base == 16 else "an unsigned number"
+        raise _Malformed(f"{key}={text[:30]!r} is not {what}")
     return int(text, base)
 
 
 def _sizes(text: str) -> tuple[int, ...]:
-    if not re.fullmatch(r"(?:[0-9]+(?:,[0-9]+)*)?", text):
-        raise _Malformed(f"sizes={text!r} is not a list of sizes")
+    if not re.fullmatch(r"(?:[0-9]{1,10}(?:,[0-9]{1,10})*)?", text):
+        raise _Malformed(f"sizes={text[:30]!r} is not a list of sizes")
     return tuple(int(s) for s in text.split(",") if s)
 
 
@@ -192,6 +195,13 @@ class _Parser:
         self.by_index: dict[int, OutputRecord] = {}
         self.seen: set[str] = set()
         self.ended = False  # a result line (good or not) was seen
+        self._handlers = {
+            "begin": self._begin,
+            "memory": self._memory,
+            "output": self._output,
+            "data": self._data,
+            "result": self._result,
+        }
 
     def line(self, line: str) -> None:
         if not line.startswith(RECORD_PREFIX):
@@ -209,7 +219,7 @@ class _Parser:
                 return
             if self.ended:
                 raise _Malformed("a record line after the result line")
-            handler = getattr(self, f"_{kind}", None)
+            handler = self._handlers.get(kind)
             if handler is None:
                 raise _Malformed(f"unknown record kind {kind!r}")
             if kind in ("begin", "memory", "result"):

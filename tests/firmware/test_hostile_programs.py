@@ -96,7 +96,7 @@ def shared_lists() -> bytes:
 CASES = {
     "numel_wrap": (
         numel_wrap,
-        "InvalidProgram",
+        "NotSupported",
         "value 0: 1073741824 elements of 4 bytes: over the 2147483647-byte limit",
     ),
     "move_confusion": (

@@ -168,7 +168,11 @@ def test_a_second_begin_memory_or_output_header_is_refused():
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("tick_hz=1000", "tick_hz=fast", "tick_hz='fast' is not a number"),
+        ("tick_hz=1000", "tick_hz=fast", "tick_hz='fast' is not an unsigned number"),
+        ("run_ticks=20", "run_ticks=-5", "run_ticks='-5' is not an unsigned number"),
+        ("meta_size=4096", "meta_size=" + "9" * 5000, "is not an unsigned number"),
+        ("@sdk memory", "@sdk _eq__", "unknown record kind '_eq__'"),
+        ("@sdk memory", "@sdk _init__", "unknown record kind '_init__'"),
         (" run_ticks=20", "", "no run_ticks="),
         ("sizes=2,3", "sizes=2,,3", "is not a list of sizes"),
         ("crc=", "crc=0x", "is not 8 hex digits"),

@@ -22,6 +22,7 @@ struct Tensor {
   int32_t sizes[kMaxDims];  // sizes[0..dim-1], all >= 0
   ScalarType dtype;
   uint8_t dim;
+  bool constant;  // data is the program's own (read-only) bytes: set_input refuses it
 
   template <typename T>
   T* data_as() const {
