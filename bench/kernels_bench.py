@@ -31,10 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from sdk.firmware.boards import load_board  # noqa: E402
 from sdk.firmware.build import build_firmware  # noqa: E402
-from sdk.firmware.image import write_blobs  # noqa: E402
 from sdk.program.pte import load_program  # noqa: E402
 from sdk.targets.qemu import QemuTarget  # noqa: E402
-from sdk.targets.run import run_firmware  # noqa: E402
+from sdk.targets.run import run_built  # noqa: E402
 
 BOARD = "corstone300"
 TIMEOUT_S = 300.0
@@ -168,17 +167,7 @@ class Runner:
         self.count += 1
         folder = self.workdir / f"run{self.count}"
         program = load_program(pte)
-        program_blob, inputs_blob = write_blobs(program, inputs, folder)
-        result = run_firmware(
-            self.target,
-            self.board,
-            elf,
-            program_blob,
-            inputs_blob,
-            TIMEOUT_S,
-            folder,
-            outputs=program.outputs(),
-        )
+        result = run_built(self.target, self.board, elf, program, inputs, TIMEOUT_S, folder)
         check(inputs, result.outputs)
         assert result.instructions is not None
         return result.instructions

@@ -46,7 +46,7 @@ def compare_outputs(
                 f"output {i} is {a.dtype} {list(a.shape)}, expected {e.dtype} {list(e.shape)}"
             )
         exact = np.array_equal(a, e, equal_nan=np.issubdtype(a.dtype, np.floating))
-        if exact or a.size == 0:
+        if exact:
             results.append(OutputComparison(i, True, 0.0, 0.0, True))
             continue
         diff = float(np.max(np.abs(a.astype(np.float64) - e.astype(np.float64))))

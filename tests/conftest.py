@@ -59,6 +59,14 @@ def export_case(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def every_kernel_elf(tmp_path_factory) -> Path:
+    """The corstone300 firmware with every kernel (all dtypes, Helium on), built once."""
+    from sdk.firmware.build import build_firmware
+
+    return build_firmware("corstone300", None, tmp_path_factory.mktemp("fw") / "every_kernel.elf")
+
+
+@pytest.fixture(scope="session")
 def host_build() -> Path:
     """`scons host=1`: unit tests, host runner, fuzz target (ASan + UBSan)."""
     from sdk.firmware.build import scons_command

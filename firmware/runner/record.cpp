@@ -11,6 +11,17 @@ namespace {
 
 const char kHexDigits[] = "0123456789abcdef";
 
+// The byte Line::quoted() writes for `c`: printable ASCII, '"' as '\''. Anything else could end
+// the line or the quotes for the host: a control character, or a byte of a UTF-8 sequence such
+// as U+2028 or U+0085, which some line splitters break at.
+char printable(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  if (u < 0x20 || u > 0x7e) {
+    return '?';
+  }
+  return c == '"' ? '\'' : c;
+}
+
 // Half-byte table: 16 words instead of 256, fast enough for console output.
 const uint32_t kCrcNibble[16] = {
     0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
@@ -56,26 +67,9 @@ Line& Line::chars(const char* s, size_t n) {
   return *this;
 }
 
-Line& Line::u64(uint64_t value) {
-  char digits[20];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (n > 0) {
-    put(digits[--n]);
-  }
-  return *this;
-}
+Line& Line::u64(uint64_t value) { return text(rt::uint_text(value).text); }
 
-Line& Line::i64(int64_t value) {
-  if (value < 0) {
-    put('-');
-    return u64(static_cast<uint64_t>(0) - static_cast<uint64_t>(value));
-  }
-  return u64(static_cast<uint64_t>(value));
-}
+Line& Line::i64(int64_t value) { return text(rt::int_text(value).text); }
 
 Line& Line::hex32(uint32_t value) {
   for (int shift = 28; shift >= 0; shift -= 4) {
@@ -99,16 +93,6 @@ Line& Line::quoted(const char* s) {
   }
   put('"');
   return *this;
-}
-
-char Line::printable(char c) {
-  // Anything else could end the line or the quotes for the host: a control character, or a
-  // byte of a UTF-8 sequence such as U+2028 or U+0085, which some line splitters break at.
-  unsigned char u = static_cast<unsigned char>(c);
-  if (u < 0x20 || u > 0x7e) {
-    return '?';
-  }
-  return c == '"' ? '\'' : c;
 }
 
 void Line::end() {

@@ -29,8 +29,6 @@ class Line {
   // Text from the program (reasons name operators, backends, methods) in double quotes, for
   // reason="...": only printable ASCII goes out, '"' becomes '\'' and any other byte '?'.
   Line& quoted(const char* s);
-  // The byte quoted() writes for `c`.
-  static char printable(char c);
   void end();  // newline + flush
 
  private:

@@ -59,13 +59,18 @@ struct Resolution {
   size_t metadata_needed;
 };
 
+// `field` of `where` `i` ("instruction 3: operator 7 ...") must be in [0, limit).
+Error check_index(const char* where, size_t i, const char* field, int32_t value, size_t limit) {
+  RT_CHECK(value >= 0 && static_cast<size_t>(value) < limit, Error::InvalidProgram,
+           "%s %lu: %s %ld out of range (%lu)", where, ul(i), field, static_cast<long>(value),
+           ul(limit));
+  return Error::Ok;
+}
+
 Error check_value_indices(const flatbuffers::Vector<int32_t>* indices, size_t num_values,
                           const char* what) {
   for (size_t i = 0; i < vector_size(indices); ++i) {
-    int32_t index = indices->Get(static_cast<uoffset_t>(i));
-    RT_CHECK(index >= 0 && static_cast<size_t>(index) < num_values, Error::InvalidProgram,
-             "%s %lu: value %ld out of range (%lu)", what, ul(i),
-             static_cast<long>(index), ul(num_values));
+    RT_TRY(check_index(what, i, "value", indices->Get(static_cast<uoffset_t>(i)), num_values));
   }
   return Error::Ok;
 }
@@ -102,13 +107,6 @@ Error resolve_backend(const fb::BackendDelegate& delegate, size_t index, const B
   return Error::Ok;
 }
 
-Error check_index(size_t pc, const char* what, int64_t value, size_t limit) {
-  RT_CHECK(value >= 0 && static_cast<uint64_t>(value) < limit, Error::InvalidProgram,
-           "instruction %lu: %s %s out of range (%lu)", ul(pc), what, int_text(value).text,
-           ul(limit));
-  return Error::Ok;
-}
-
 Error check_instruction(const fb::Instruction& instruction, size_t pc, size_t count,
                         size_t num_values, size_t num_operators, size_t num_delegates,
                         size_t* num_args) {
@@ -118,31 +116,31 @@ Error check_instruction(const fb::Instruction& instruction, size_t pc, size_t co
   switch (instruction.instr_args_type()) {
     case fb::InstructionArguments::KernelCall: {
       const fb::KernelCall* call = instruction.instr_args_as_KernelCall();
-      RT_TRY(check_index(pc, "operator", call->op_index(), num_operators));
+      RT_TRY(check_index("instruction", pc, "operator", call->op_index(), num_operators));
       args = call->args();
       break;
     }
     case fb::InstructionArguments::DelegateCall: {
       const fb::DelegateCall* call = instruction.instr_args_as_DelegateCall();
-      RT_TRY(check_index(pc, "delegate", call->delegate_index(), num_delegates));
+      RT_TRY(check_index("instruction", pc, "delegate", call->delegate_index(), num_delegates));
       args = call->args();
       break;
     }
     case fb::InstructionArguments::MoveCall: {
       const fb::MoveCall* call = instruction.instr_args_as_MoveCall();
-      RT_TRY(check_index(pc, "move source", call->move_from(), num_values));
-      RT_TRY(check_index(pc, "move target", call->move_to(), num_values));
+      RT_TRY(check_index("instruction", pc, "move source", call->move_from(), num_values));
+      RT_TRY(check_index("instruction", pc, "move target", call->move_to(), num_values));
       break;
     }
     case fb::InstructionArguments::JumpFalseCall: {
       const fb::JumpFalseCall* call = instruction.instr_args_as_JumpFalseCall();
-      RT_TRY(check_index(pc, "condition", call->cond_value_index(), num_values));
-      RT_TRY(check_index(pc, "jump to", call->destination_instruction(), count));
+      RT_TRY(check_index("instruction", pc, "condition", call->cond_value_index(), num_values));
+      RT_TRY(check_index("instruction", pc, "jump to", call->destination_instruction(), count));
       break;
     }
     case fb::InstructionArguments::FreeCall:
-      RT_TRY(check_index(pc, "freed value", instruction.instr_args_as_FreeCall()->value_index(),
-                         num_values));
+      RT_TRY(check_index("instruction", pc, "freed value",
+                         instruction.instr_args_as_FreeCall()->value_index(), num_values));
       break;
     default:
       return fail(Error::InvalidProgram, "instruction %lu has unknown type %d", ul(pc),
@@ -158,7 +156,7 @@ Error check_instruction(const fb::Instruction& instruction, size_t pc, size_t co
            "instruction %lu: arguments pass %lu bytes in all", ul(pc),
            ul(kMaxSize));
   for (size_t k = 0; k < vector_size(args); ++k) {
-    RT_TRY(check_index(pc, "argument value", args->Get(static_cast<uoffset_t>(k)), num_values));
+    RT_TRY(check_index("instruction", pc, "argument value", args->Get(static_cast<uoffset_t>(k)), num_values));
   }
   return Error::Ok;
 }
@@ -371,7 +369,6 @@ Result<Method> MethodLoader::load(const Program& program, const char* name,
   m.num_outputs_ = vector_size(plan.outputs());
   m.output_indices_ = m.num_outputs_ == 0 ? nullptr : plan.outputs()->data();
   m.memory_use_ = MemoryUse{arena.used(), arena.size(), planned_used, planned_capacity};
-  m.loaded_ = true;
   return m;
 }
 
@@ -531,7 +528,7 @@ Error condition_of(const Value& value, size_t pc, bool* out) {
 }  // namespace
 
 Error Method::execute() {
-  RT_CHECK(loaded_, Error::InvalidArgument, "the method is not loaded");
+  RT_CHECK(plan_ != nullptr, Error::InvalidArgument, "the method is not loaded");
   KernelContext ctx{scratch_.data, scratch_.size};
   const auto* plan = static_cast<const fb::ExecutionPlan*>(plan_);
   size_t pc = 0;

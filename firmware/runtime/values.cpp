@@ -10,9 +10,6 @@
 namespace rt {
 namespace {
 
-// Largest element count, and byte count, a tensor may have.
-constexpr size_t kMaxNumel = kMaxSize;
-
 using flatbuffers::uoffset_t;
 
 Error tensor_shape(const fb::Tensor& t, Tensor* out) {
@@ -35,7 +32,7 @@ Error tensor_shape(const fb::Tensor& t, Tensor* out) {
     RT_CHECK(size >= 0, Error::InvalidProgram, "dimension %lu has size %d", ul(d),
              static_cast<int>(size));
     numel *= static_cast<uint64_t>(size);  // each factor < 2^31 and numel <= 2^31: no overflow
-    RT_CHECK(numel <= kMaxNumel, Error::NotSupported, "over %lu elements", ul(kMaxNumel));
+    RT_CHECK(numel <= kMaxSize, Error::NotSupported, "over %lu elements", ul(kMaxSize));
     out->sizes[d] = size;
   }
   size_t order_size = vector_size(t.dim_order());

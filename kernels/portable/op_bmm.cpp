@@ -78,7 +78,6 @@ struct Lanes<float> {
   static void store(float* p, V v, mve_pred16_t m) { vstrwq_p_f32(p, v, m); }
   static V mla(V acc, V b, float a) { return vfmaq_n_f32(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
-  static V load_all(const float* p) { return vld1q_f32(p); }
   static void store_all(float* p, V v) { vst1q_f32(p, v); }
 };
 #endif
@@ -91,7 +90,6 @@ struct Lanes<int32_t> {
   static void store(int32_t* p, V v, mve_pred16_t m) { vstrwq_p_s32(p, v, m); }
   static V mla(V acc, V b, int32_t a) { return vmlaq_n_s32(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp32q(static_cast<uint32_t>(n)); }
-  static V load_all(const int32_t* p) { return vld1q_s32(p); }
   static void store_all(int32_t* p, V v) { vst1q_s32(p, v); }
 };
 template <>
@@ -103,7 +101,6 @@ struct Lanes<int16_t> {
   static void store(int16_t* p, V v, mve_pred16_t m) { vstrhq_p_s16(p, v, m); }
   static V mla(V acc, V b, int16_t a) { return vmlaq_n_s16(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp16q(static_cast<uint32_t>(n)); }
-  static V load_all(const int16_t* p) { return vld1q_s16(p); }
   static void store_all(int16_t* p, V v) { vst1q_s16(p, v); }
 };
 // uint8 runs through this too: wrapping products modulo 2^8 do not depend on
@@ -117,7 +114,6 @@ struct Lanes<int8_t> {
   static void store(int8_t* p, V v, mve_pred16_t m) { vstrbq_p_s8(p, v, m); }
   static V mla(V acc, V b, int8_t a) { return vmlaq_n_s8(acc, b, a); }
   static mve_pred16_t pred(size_t n) { return vctp8q(static_cast<uint32_t>(n)); }
-  static V load_all(const int8_t* p) { return vld1q_s8(p); }
   static void store_all(int8_t* p, V v) { vst1q_s8(p, v); }
 };
 

@@ -74,7 +74,7 @@ rt::Error aten_split_with_sizes_copy_out(rt::KernelContext&, rt::Value* const* a
   RT_TRY(a.int_list(1, "split_sizes", split_sizes));
   RT_TRY(a.integer(2, "dim", dim));
   RT_TRY(a.tensor_list(3, "out", out));
-  if (a.size() == 5) RT_TRY(a.returned_list(4, out));
+  RT_TRY(a.optional_returned_list(4, out));
   RT_CHECK(split_sizes.size == out.size, rt::Error::InvalidArgument, "%s: %u split sizes for %u outputs", a.op(),
            static_cast<unsigned>(split_sizes.size), static_cast<unsigned>(out.size));
   return split_copy<kSelected>(a.op(), *self, dim, out, split_sizes.data, 0);
@@ -93,7 +93,7 @@ rt::Error aten_split_copy_Tensor_out(rt::KernelContext&, rt::Value* const* args,
   RT_TRY(a.integer(1, "split_size", split_size));
   RT_TRY(a.integer(2, "dim", dim));
   RT_TRY(a.tensor_list(3, "out", out));
-  if (a.size() == 5) RT_TRY(a.returned_list(4, out));
+  RT_TRY(a.optional_returned_list(4, out));
   RT_CHECK(self->dim > 0, rt::Error::InvalidArgument, "%s: self must have at least one dim", a.op());
   int d = 0;
   RT_TRY(normalize_dim(a.op(), "dim", dim, self->dim, d));

@@ -29,7 +29,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sdk.npz import read_arrays, write_arrays
-    from sdk.program.pte import load_program, operator_name
+    from sdk.program.pte import load_program
     from sdk.targets.host import host_runner
 
     program = load_program(args.program)
@@ -37,18 +37,15 @@ def run(args: argparse.Namespace) -> int:
     runner.run(read_arrays(args.inputs))
     args.outdir.mkdir(parents=True, exist_ok=True)
     index = []
-    instructions = program.plan.chains[0].instructions
+    calls = dict(program.kernel_calls())
+    operators = program.operators()
     for k, seg_run in enumerate(runner.segment_runs):
         segment = seg_run.segment
         stem = f"segment_{k}"
         (args.outdir / f"{stem}.pte").write_bytes(segment.pte)
         write_arrays(args.outdir / f"{stem}_inputs.npz", seg_run.inputs)
         write_arrays(args.outdir / f"{stem}_expected.npz", seg_run.outputs)
-        ops = [
-            operator_name(program.plan.operators[instructions[i].instr_args.op_index])
-            for i in segment.step.instructions
-            if hasattr(instructions[i].instr_args, "op_index")
-        ]
+        ops = [operators[calls[i].op_index] for i in segment.step.instructions if i in calls]
         index.append(
             {
                 "segment": k,

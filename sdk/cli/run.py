@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sdk.compare import DEFAULT_RTOL
+
 TARGETS = ("host", "qemu", "fvp")
 
 
@@ -30,7 +32,7 @@ def add_parser(subparsers) -> None:
         help=".npz of reference outputs: fail (exit 4) unless integer outputs are identical "
         "and float outputs within --rtol of the largest magnitude",
     )
-    p.add_argument("--rtol", type=float, default=1e-6, help="float tolerance for --expect")
+    p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help="float tolerance for --expect")
     p.add_argument("--tosa-dir", type=Path, help="host: folder of delegate_<i>.tosa files")
     p.add_argument(
         "--workdir",
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from sdk.program.pte import load_program
     from sdk.targets.run import run_on_target
 
-    delegates = {d.id for d in load_program(args.program).plan.delegates}
+    program = load_program(args.program)
+    delegates = {d.id for d in program.plan.delegates}
     if delegates:
         # Said before building anything: the firmware would refuse it with BackendMissing.
         raise UsageError(
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.target} with `sdk cut` (see README)"
         )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
-    result = run_on_target(args.target, args.board, args.program, inputs, args.timeout, workdir)
+    result = run_on_target(args.target, args.board, program, inputs, args.timeout, workdir)
     write_arrays(args.output, result.outputs)
     print(f"ran {args.program} on {args.target} ({args.board}): passed, firmware record ok")
     print(f"  {len(result.outputs)} output(s) -> {args.output}; console log {result.console_log}")

@@ -74,16 +74,21 @@ class Board:
             raise UsageError(f"board {self.name} cannot run on {name} (it knows: {known})")
         return self.targets[name]
 
-    def config_macros(
-        self, npu_config: str | None = None, exit_method: str | None = None
-    ) -> dict[str, str]:
-        """The C macros of board_config.h: the firmware's only source of board facts."""
-        config = npu_config or self.npu_default_config
+    def npu_config(self, name: str | None = None) -> str:
+        """`name` checked against the board's NPU configs; None: the default."""
+        config = name or self.npu_default_config
         if config not in self.npu_configs:
             raise UsageError(
                 f"board {self.name}: unknown NPU config {config!r}; "
                 f"choose one of {', '.join(self.npu_configs)}"
             )
+        return config
+
+    def config_macros(
+        self, npu_config: str | None = None, exit_method: str | None = None
+    ) -> dict[str, str]:
+        """The C macros of board_config.h: the firmware's only source of board facts."""
+        config = self.npu_config(npu_config)
         exit_method = check_exit_method(exit_method or self.exit_method)
         macros = {
             "SDK_BOARD_NAME": f'"{self.name}"',
@@ -102,10 +107,12 @@ class Board:
         return macros
 
 
-def check_exit_method(method: str) -> str:
+def check_exit_method(method: Any, where: str | None = None) -> str:
+    """`method` if it is one of EXIT_METHODS; `where` names the board.yaml it came from."""
     if method not in EXIT_METHODS:
-        raise UsageError(f"unknown exit method {method!r}; choose one of {', '.join(EXIT_METHODS)}")
-    return method
+        what = f"{where}: runtime.exit is" if where else "unknown exit method"
+        raise UsageError(f"{what} {method!r}; choose one of {', '.join(EXIT_METHODS)}")
+    return str(method)
 
 
 def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
@@ -122,15 +129,6 @@ def _section(where: str, data: Any, key: str) -> Any:
     if not isinstance(data, dict) or key not in data:
         raise UsageError(f"{where}: missing '{key}'")
     return data[key]
-
-
-def _exit_method(where: str, runtime: dict[str, Any]) -> str:
-    method = _section(f"{where}: runtime", runtime, "exit")
-    if method not in EXIT_METHODS:
-        raise UsageError(
-            f"{where}: runtime.exit is {method!r}; choose one of {', '.join(EXIT_METHODS)}"
-        )
-    return str(method)
 
 
 def _regions(where: str, data: Any) -> dict[str, Region]:
@@ -211,7 +209,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         slots=slots,
         metadata_bytes=_int(f"{where}: runtime.metadata_bytes", runtime.get("metadata_bytes")),
         stack_bytes=_int(f"{where}: runtime.stack_bytes", runtime.get("stack_bytes")),
-        exit_method=_exit_method(where, runtime),
+        exit_method=check_exit_method(_section(f"{where}: runtime", runtime, "exit"), where),
         tick_hz=_int(f"{where}: tick_hz", data.get("tick_hz")),
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),

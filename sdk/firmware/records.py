@@ -126,23 +126,12 @@ class FirmwareRecord:
     log_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    @property
-    def passed(self) -> bool:
-        return (
-            self.result is not None
-            and self.result.get("status") == "ok"
-            and self.fault is None
-            and not self.problems
-        )
-
     def ticks(self) -> tuple[int, int, int]:
         """(init_ticks, run_ticks, tick_hz) of a passed run."""
         if self.result is None or self.result.get("status") != "ok":
             raise TargetError("no 'result status=ok' line: the run has no ticks")
-        try:
-            return tuple(int(self.result[key]) for key in ("init_ticks", "run_ticks", "tick_hz"))
-        except (KeyError, ValueError) as exc:
-            raise TargetError(f"malformed result line: no integer {exc}") from None
+        # The parser checked that a result line with status=ok has these as numbers.
+        return tuple(int(self.result[key]) for key in ("init_ticks", "run_ticks", "tick_hz"))
 
 
 class _Malformed(Exception):
@@ -326,6 +315,8 @@ def check_record(
         raise fail(f"firmware error {r['name']} (code {r['code']}): {r['reason']}")
     if exit_code != 0:
         raise fail(f"the firmware reported success but exited with {exit_code}")
+    if not record.memory:
+        raise fail("the record has no memory line")
     announced = int(record.result["outputs"])
     if announced != len(record.outputs):
         raise fail(f"the result announces {announced} outputs, {len(record.outputs)} arrived")

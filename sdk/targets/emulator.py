@@ -46,8 +46,9 @@ class Target(Protocol):
         """Ticks per second as this target clocks them (may differ from the board's rate)."""
         ...
 
-    def instructions(self, run_ticks: int) -> int | None:
-        """Instructions retired in `run_ticks`, when the target counts them; else None."""
+    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
+        """Instructions retired in `run_ticks` ticks of `tick_hz` (as tick_hz() gave it), when
+        the target counts them; else None."""
         ...
 
 

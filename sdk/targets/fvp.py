@@ -25,12 +25,7 @@ class FvpTarget:
         self.board = board
         self.config = board.target("fvp")
         self.binary = str(self.config["binary"])
-        self.npu_config = npu_config or board.npu_default_config
-        if self.npu_config not in board.npu_configs:
-            raise UsageError(
-                f"board {board.name}: unknown NPU config {self.npu_config!r}; "
-                f"choose one of {', '.join(board.npu_configs)}"
-            )
+        self.npu_config = board.npu_config(npu_config)
 
     @property
     def num_macs(self) -> int:
@@ -62,7 +57,7 @@ class FvpTarget:
     def tick_hz(self, reported_hz: int) -> int:
         return reported_hz
 
-    def instructions(self, run_ticks: int) -> int | None:
+    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
         return None  # the FVP's CPU timing is not meaningful
 
     def run(

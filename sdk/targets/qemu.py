@@ -43,12 +43,12 @@ class QemuTarget:
     def tick_hz(self, reported_hz: int) -> int:
         return int(self.config.get("tick_hz", reported_hz))
 
-    def instructions(self, run_ticks: int) -> int | None:
+    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
         """With -icount, virtual time is proportional to instructions: convert the ticks."""
         per_second = self.config.get("instructions_per_second")
         if not self.counts_instructions or not per_second:
             return None
-        return round(run_ticks * int(per_second) / self.tick_hz(0))
+        return round(run_ticks * int(per_second) / tick_hz)
 
     def run(
         self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path

@@ -77,9 +77,9 @@ def test_exactly_the_manifest_kernels_are_compiled(add_firmware: Path):
 
 
 @pytest.mark.slow
-def test_without_a_program_every_kernel_is_built(tmp_path: Path):
-    elf = build_firmware("corstone300", None, tmp_path / "all.elf")
-    variant = variant_of(tmp_path / "all.build.log")
+def test_without_a_program_every_kernel_is_built(every_kernel_elf: Path):
+    elf = every_kernel_elf
+    variant = variant_of(elf.with_name(elf.stem + ".build.log"))
     manifest = json.loads((variant / "gen" / "kernel_manifest.json").read_text())
     listed = yaml.safe_load((KERNELS_DIR / "kernels.yaml").read_text())
     assert {k["op"] for k in manifest["kernels"]} == {entry["op"] for entry in listed}

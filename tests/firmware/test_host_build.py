@@ -12,6 +12,7 @@ from fwprograms import oracle, random_inputs
 from sdk.paths import FIRMWARE_DIR
 
 UNIT_TESTS = sorted(p.stem for p in FIRMWARE_DIR.glob("**/*_test.cpp"))
+FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm", "delegate")  # programs the fuzzers start from
 
 
 def test_there_are_unit_tests():
@@ -35,7 +36,7 @@ def test_unit_tests_pass_under_sanitizers(host_build: Path, programs, name: str)
 
 
 def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs):
-    seeds = [str(programs[name]) for name in ("id", "add", "quant_mix", "bmm", "delegate")]
+    seeds = [str(programs[name]) for name in FUZZ_SEEDS]
     result = subprocess.run(
         [str(host_build / "fuzz_program"), "--iterations", "5000", "--seed", "7", *seeds],
         capture_output=True,
@@ -103,7 +104,7 @@ def test_libfuzzer_target(host_build: Path, programs, tmp_path: Path):
     assert binary.is_file(), "clang is not installed: the libFuzzer target was not built"
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for name in ("id", "add", "quant_mix", "bmm", "delegate"):
+    for name in FUZZ_SEEDS:
         (corpus / f"{name}.pte").write_bytes(programs[name].read_bytes())
     result = subprocess.run(
         [str(binary), "-runs=5000", "-seed=7", f"-artifact_prefix={tmp_path}/", str(corpus)],

@@ -14,7 +14,6 @@ from fwprograms import method, planned_tensor, program_from_json, shared_int_lis
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
-from sdk.firmware.build import build_firmware
 from sdk.firmware.image import pack_inputs, pack_program
 from sdk.program.pte import TensorInfo
 from sdk.targets.emulator import ConsoleRun, Preload
@@ -138,11 +137,6 @@ def test_the_host_build_refuses(host_run, hostile, name: str):
     assert_ascii_record(result.stdout)
 
 
-@pytest.fixture(scope="module")
-def every_kernel_elf(tmp_path_factory) -> Path:
-    return build_firmware(BOARD, None, tmp_path_factory.mktemp("fw") / "every_kernel.elf")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
 def test_the_firmware_refuses_on_qemu(every_kernel_elf: Path, hostile, name: str, tmp_path):
@@ -187,7 +181,7 @@ class ReplayTarget:
     def tick_hz(self, reported_hz: int) -> int:
         return reported_hz
 
-    def instructions(self, run_ticks: int) -> int | None:
+    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
         return None
 
 

@@ -15,10 +15,9 @@ import torch
 from kprogram import EditedProgram
 
 from sdk.firmware.boards import load_board
-from sdk.firmware.image import write_blobs
 from sdk.program.pte import load_program, operator_name
 from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import RunResult, run_firmware
+from sdk.targets.run import RunResult, run_built
 
 BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0
@@ -67,14 +66,6 @@ def refused(host_run) -> Callable[[EditedProgram], tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def every_kernel_elf(tmp_path_factory) -> Path:
-    """The board firmware with every kernel (all dtypes, Helium on), built once."""
-    from sdk.firmware.build import build_firmware
-
-    return build_firmware(BOARD, None, tmp_path_factory.mktemp("fw") / "every_kernel.elf")
-
-
-@pytest.fixture(scope="session")
 def qemu_run(tmp_path_factory) -> Callable[..., RunResult]:
     """qemu_run(elf, pte, inputs) -> RunResult: boots a built firmware on QEMU (mps3-an547,
     -icount) with the program and inputs preloaded; a failure is a TargetError."""
@@ -85,17 +76,6 @@ def qemu_run(tmp_path_factory) -> Callable[..., RunResult]:
 
     def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunResult:
         folder = workdir / f"run{next(counter)}"
-        program = load_program(pte)
-        program_blob, inputs_blob = write_blobs(program, inputs, folder)
-        return run_firmware(
-            target,
-            board,
-            elf,
-            program_blob,
-            inputs_blob,
-            QEMU_TIMEOUT_S,
-            folder,
-            outputs=program.outputs(),
-        )
+        return run_built(target, board, elf, load_program(pte), inputs, QEMU_TIMEOUT_S, folder)
 
     return run

@@ -67,15 +67,17 @@ class Args {
     return count(nargs_ == n_with_return ? n_with_return : n);
   }
 
-  size_t size() const { return nargs_; }
-
-  // The out list repeated as the return value: same tensors, in order.
-  rt::Error returned_list(size_t i, const rt::ArrayRef<rt::Tensor*>& out) const {
+  // The out list repeated as the return value (argument i, when count_either() let the call
+  // carry it): same tensors, in order.
+  rt::Error optional_returned_list(size_t i, const rt::ArrayRef<rt::Tensor*>& out) const {
+    if (i >= nargs_) {
+      return rt::Error::Ok;
+    }
     RT_TRY(expect_tag(i, "return", rt::Tag::TensorList));
     const rt::ArrayRef<rt::Tensor*>& ret = args_[i]->u.tensor_list;
     bool same = ret.size == out.size && (ret.data != nullptr || ret.size == 0);
     for (size_t k = 0; same && k < out.size; ++k) {
-      same = ret[k] == out[k] || (ret[k] != nullptr && ret[k]->data == out[k]->data);
+      same = aliases(ret[k], out[k]);
     }
     RT_CHECK(same, rt::Error::InvalidArgument, "%s: the return value does not alias out", op_);
     return rt::Error::Ok;
@@ -187,13 +189,17 @@ class Args {
   // The trailing return value: must be the tensor written as `out`.
   rt::Error returned(size_t i, const rt::Tensor* out) const {
     RT_TRY(expect_tag(i, "return", rt::Tag::Tensor));
-    const rt::Tensor* ret = args_[i]->u.t;
-    RT_CHECK(ret == out || (ret != nullptr && ret->data == out->data && ret->nbytes == out->nbytes),
-             rt::Error::InvalidArgument, "%s: the return value does not alias out", op_);
+    RT_CHECK(aliases(args_[i]->u.t, out), rt::Error::InvalidArgument,
+             "%s: the return value does not alias out", op_);
     return rt::Error::Ok;
   }
 
  private:
+  // `ret` is `out`, or a tensor over the same bytes.
+  static bool aliases(const rt::Tensor* ret, const rt::Tensor* out) {
+    return ret == out || (ret != nullptr && ret->data == out->data && ret->nbytes == out->nbytes);
+  }
+
   rt::Error expect_tag(size_t i, const char* name, rt::Tag tag) const {
     RT_CHECK(i < nargs_, rt::Error::Internal, "%s: argument %u out of range", op_, static_cast<unsigned>(i));
     RT_CHECK(args_[i]->tag == tag, rt::Error::InvalidArgument, "%s: %s (argument %u) must be %s, got %s", op_, name,

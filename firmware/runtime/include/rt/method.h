@@ -76,7 +76,7 @@ class Method {
  private:
   friend class MethodLoader;
 
-  const void* plan_ = nullptr;  // fb::ExecutionPlan, for names in error reasons
+  const void* plan_ = nullptr;  // fb::ExecutionPlan (names in reasons); set once loaded
   Value* values_ = nullptr;
   size_t num_values_ = 0;
   const int32_t* input_indices_ = nullptr;  // inside the program, checked at load
@@ -92,7 +92,6 @@ class Method {
   Span scratch_ = {nullptr, 0};
   MemoryUse memory_use_ = {0, 0, 0, 0};
   uint32_t max_steps_ = kDefaultMaxSteps;
-  bool loaded_ = false;
 };
 
 }  // namespace rt
