@@ -4,7 +4,7 @@ Builds the board firmware with every kernel twice: as shipped (Helium on) and wi
 `kernel_mve=0` (the kernels' own portable scalar path, compiled the same way otherwise: same
 -O3, same flags, MVE off for the kernel sources only). Boots one-op programs exported with
 ExecuTorch on QEMU mps3-an547 with `-icount shift=0`, where the firmware's run_ticks around
-execute() convert to retired instructions (RunResult.instructions; resolution about 31
+execute() convert to retired instructions (RunReport.timing.instructions; resolution about 31
 instructions). Each figure subtracts the same operator's run on a tiny shape (the runtime's
 per-instruction overhead and the kernel's argument checks), so it is the cost per unit of work:
 per MAC for aten::bmm.out (float32, int16, int8), per byte for
@@ -169,8 +169,8 @@ class Runner:
         program = load_program(pte)
         result = run_built(self.target, self.board, elf, program, inputs, TIMEOUT_S, folder)
         check(inputs, result.outputs)
-        assert result.instructions is not None
-        return result.instructions
+        assert result.timing.instructions is not None
+        return result.timing.instructions
 
 
 def main() -> int:

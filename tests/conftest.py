@@ -103,9 +103,9 @@ class HostRun:
     def error(self) -> tuple[str, str]:
         """(name, reason) of a run the runtime refused (exit status = the error code)."""
         result = self.record.result
-        assert result is not None and result["status"] == "error", self.stdout[-3000:]
-        assert self.returncode == int(result["code"]), (self.returncode, self.stderr[-3000:])
-        return result["name"], result["reason"]
+        assert result is not None and not result.ok, self.stdout[-3000:]
+        assert self.returncode == result.code, (self.returncode, self.stderr[-3000:])
+        return result.name, result.reason
 
 
 def planned_bytes(program: bytes) -> int | None:

@@ -1,4 +1,5 @@
-// Corstone-300 platform hooks: CMSDK UART0 console, SysTick ticks, the end of a run.
+// Corstone-300 platform hooks: CMSDK UART0 console (TX polled, RX by interrupt into a ring
+// buffer), SysTick ticks, reset, the end of a run.
 //
 // Every address comes from board_config.h, generated from board.yaml. How a run ends is a
 // build option (board.yaml runtime.exit, SCons exit=): SDK_EXIT_SEMIHOSTING for QEMU and the
@@ -19,9 +20,26 @@ volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile ui
 constexpr uintptr_t kUartData = SDK_CONSOLE_BASE + 0x00;
 constexpr uintptr_t kUartState = SDK_CONSOLE_BASE + 0x04;
 constexpr uintptr_t kUartCtrl = SDK_CONSOLE_BASE + 0x08;
+constexpr uintptr_t kUartIntStatus = SDK_CONSOLE_BASE + 0x0C;
 constexpr uintptr_t kUartBauddiv = SDK_CONSOLE_BASE + 0x10;
 constexpr uint32_t kUartStateTxFull = 1u << 0;
+constexpr uint32_t kUartStateRxFull = 1u << 1;
+constexpr uint32_t kUartStateRxOverrun = 1u << 3;
 constexpr uint32_t kUartCtrlTxEnable = 1u << 0;
+constexpr uint32_t kUartCtrlRxEnable = 1u << 1;
+constexpr uint32_t kUartCtrlRxIrqEnable = 1u << 3;
+constexpr uint32_t kUartIntRx = 1u << 1;
+
+// NVIC set-enable registers, and AIRCR (VECTKEY + SYSRESETREQ).
+constexpr uintptr_t kNvicIser = 0xE000E100;
+constexpr uintptr_t kAircr = 0xE000ED0C;
+constexpr uint32_t kAircrVectKey = 0x05FAu << 16;
+constexpr uint32_t kAircrSysResetReq = 1u << 2;
+
+// The receive ring: larger than one request frame (docs/link.md: 4096-byte payloads), so a
+// stop-and-wait host never overflows it. A power of two: indices wrap by masking.
+constexpr uint32_t kRxRingSize = 8192;
+static_assert((kRxRingSize & (kRxRingSize - 1)) == 0, "ring size must be a power of two");
 
 // SysTick (24-bit down-counter) and the SysTick-pending bit of ICSR.
 constexpr uintptr_t kSystCsr = 0xE000E010;
@@ -48,6 +66,12 @@ constexpr uint32_t kCfsrStackingFaults = (1u << 4) | (1u << 12) | (1u << 20);
 
 volatile uint32_t g_systick_wraps = 0;
 
+// Written by the RX interrupt only (head, overflows) or by platform_read only (tail).
+uint8_t g_rx_ring[kRxRingSize];
+volatile uint32_t g_rx_head = 0;
+volatile uint32_t g_rx_tail = 0;
+volatile uint32_t g_rx_overflows = 0;
+
 void uart_put(char c) {
   while (reg(kUartState) & kUartStateTxFull) {
   }
@@ -73,20 +97,89 @@ void put_hex(const char* key, uint32_t value) {
 
 extern "C" void SysTick_Handler(void) { g_systick_wraps = g_systick_wraps + 1; }
 
+// UART0 RX: clear the interrupt first, then drain the data register into the ring. In the other
+// order a byte arriving between the last read and the clear would lose its interrupt and sit
+// in the data register for ever (the UART takes no byte while it holds one).
+extern "C" void board_console_rx_handler(void) {
+  reg(kUartIntStatus) = kUartIntRx;
+  uint32_t head = g_rx_head;
+  while (reg(kUartState) & kUartStateRxFull) {
+    uint8_t byte = static_cast<uint8_t>(reg(kUartData));
+    if (head - g_rx_tail < kRxRingSize) {
+      g_rx_ring[head & (kRxRingSize - 1)] = byte;
+      ++head;
+    } else {
+      g_rx_overflows = g_rx_overflows + 1;
+    }
+  }
+  if (reg(kUartState) & kUartStateRxOverrun) {
+    reg(kUartState) = kUartStateRxOverrun;  // write 1 to clear; the byte is lost
+    g_rx_overflows = g_rx_overflows + 1;
+  }
+  g_rx_head = head;
+}
+
 extern "C" void platform_init(void) {
   reg(kUartBauddiv) = SDK_CONSOLE_BAUD_DIVIDER;
-  reg(kUartCtrl) = kUartCtrlTxEnable;
+  reg(kUartCtrl) = kUartCtrlTxEnable | kUartCtrlRxEnable | kUartCtrlRxIrqEnable;
+  reg(kNvicIser + 4 * (SDK_CONSOLE_RX_IRQ / 32)) = 1u << (SDK_CONSOLE_RX_IRQ % 32);
   reg(kSystRvr) = kSysTickReload;
   reg(kSystCvr) = 0;
   reg(kSystCsr) = kSystCsrEnable | kSystCsrTickInt | kSystCsrCpuClock;
 }
 
-extern "C" void platform_write(const char* data, size_t size) {
+extern "C" void platform_write(const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
   for (size_t i = 0; i < size; ++i) {
-    if (data[i] == '\n') {
-      uart_put('\r');
-    }
-    uart_put(data[i]);
+    uart_put(bytes[i]);
+  }
+}
+
+extern "C" size_t platform_read(uint8_t* data, size_t max) {
+  uint32_t tail = g_rx_tail;
+  uint32_t head = g_rx_head;
+  size_t n = 0;
+  while (n < max && tail != head) {
+    data[n++] = g_rx_ring[tail & (kRxRingSize - 1)];
+    ++tail;
+  }
+  g_rx_tail = tail;
+  return n;
+}
+
+// Interrupts masked between the check and the wfi: an RX interrupt that comes after the check
+// stays pending and wakes the wfi (a pending interrupt ends wfi even under PRIMASK), and is
+// taken at cpsie. Without the mask it could be taken just before the wfi and sleep through.
+extern "C" int platform_wait(void) {
+  __asm volatile("cpsid i" ::: "memory");
+  if (g_rx_head == g_rx_tail) {
+    __asm volatile("dsb\n wfi" ::: "memory");
+  }
+  __asm volatile("cpsie i\n isb" ::: "memory");
+  return 1;
+}
+
+extern "C" uint32_t platform_rx_overflows(void) { return g_rx_overflows; }
+
+// The CMSDK UART says only when its TX buffer is full, not when the shifter is done: after the
+// buffer drains, wait two character times (10 bits each at the divider's rate) for the last
+// byte to leave.
+extern "C" void platform_flush(void) {
+  while (reg(kUartState) & kUartStateTxFull) {
+  }
+  uint64_t wait = 2ull * 10u * SDK_CONSOLE_BAUD_DIVIDER;
+  uint64_t start = platform_ticks();
+  while (platform_ticks() - start < wait) {
+  }
+}
+
+extern "C" __attribute__((noreturn)) void platform_reset(void) {
+  platform_flush();
+  __asm volatile("dsb" ::: "memory");
+  reg(kAircr) = kAircrVectKey | kAircrSysResetReq;
+  __asm volatile("dsb" ::: "memory");
+  for (;;) {
+    __asm volatile("nop");  // the reset takes a few cycles to arrive
   }
 }
 
@@ -129,7 +222,8 @@ extern "C" __attribute__((noreturn)) void platform_exit(int code) {
 
 extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar, uint32_t bfar,
                                    uint32_t pc, uint32_t lr, uint32_t psr) {
-  platform_write("\n@sdk fault", 11);
+  // The 0x00 first: in link mode it ends any frame being sent, so the record is console text.
+  platform_write("\0\n@sdk fault", 12);
   put_hex("cfsr", cfsr);
   put_hex("hfsr", hfsr);
   put_hex("mmfar", mmfar);
@@ -149,7 +243,7 @@ extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar,
 }
 
 extern "C" void board_report_unexpected_interrupt(uint32_t exception) {
-  platform_write("\n@sdk fault reason=unexpected_interrupt", 39);
+  platform_write("\0\n@sdk fault reason=unexpected_interrupt", 40);
   put_hex("exception", exception);
   platform_write("\n", 1);
 }

@@ -11,4 +11,7 @@ void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar, uint32_t b
 
 // Print a fault record for an interrupt nobody handles (exception number).
 void board_report_unexpected_interrupt(uint32_t exception);
+
+// The console UART's RX interrupt (vector 16 + SDK_CONSOLE_RX_IRQ).
+void board_console_rx_handler(void);
 }

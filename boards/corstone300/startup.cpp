@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "board_config.h"
 #include "platform.h"
 
 extern "C" {
@@ -28,6 +29,7 @@ void SysTick_Handler(void);
 namespace {
 
 constexpr int kNumExternalIrqs = 96;  // AN547 wires fewer; unused entries report themselves
+static_assert(SDK_CONSOLE_RX_IRQ < kNumExternalIrqs, "the console RX IRQ is outside the table");
 
 volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile uint32_t*>(address); }
 
@@ -61,6 +63,8 @@ constexpr VectorTable make_vector_table() {
   table.handlers[5] = fault_handler;     // 6 UsageFault
   table.handlers[6] = fault_handler;     // 7 SecureFault
   table.handlers[14] = SysTick_Handler;  // 15 SysTick
+  // External interrupt n is exception 16 + n, handlers[15 + n].
+  table.handlers[15 + SDK_CONSOLE_RX_IRQ] = board_console_rx_handler;
   return table;
 }
 

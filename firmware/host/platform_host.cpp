@@ -1,13 +1,82 @@
-// The platform hooks on the host (x86): stdout, exit(), a nanosecond clock.
+// The platform hooks on the host (x86): stdout (or host_link's socket), exit(), a nanosecond
+// clock.
+#include "platform_host.h"
+
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "platform.h"
 
+namespace {
+
+int g_fd = -1;          // -1: stdout, nothing to read
+bool g_closed = false;  // the peer closed its end
+
+}  // namespace
+
+void host_platform_use_fd(int fd) {
+  g_fd = fd;
+  g_closed = false;
+}
+
 extern "C" void platform_init(void) {}
 
-extern "C" void platform_write(const char* data, size_t size) { fwrite(data, 1, size, stdout); }
+extern "C" void platform_write(const void* data, size_t size) {
+  if (g_fd < 0) {
+    fwrite(data, 1, size, stdout);
+    return;
+  }
+  const char* p = static_cast<const char*>(data);
+  while (size > 0 && !g_closed) {
+    // MSG_NOSIGNAL: a peer that went away ends the serve loop, not the process.
+    ssize_t n = send(g_fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      g_closed = true;
+      return;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+extern "C" size_t platform_read(uint8_t* data, size_t max) {
+  if (g_fd < 0 || g_closed || max == 0) {
+    return 0;
+  }
+  ssize_t n = recv(g_fd, data, max, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    g_closed = true;
+  }
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+extern "C" int platform_wait(void) {
+  if (g_fd < 0 || g_closed) {
+    return 0;
+  }
+  pollfd p = {g_fd, POLLIN, 0};
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+  return 1;  // readable, closed or in error: the next platform_read tells
+}
+
+extern "C" uint32_t platform_rx_overflows(void) { return 0; }  // the socket buffers for us
+
+extern "C" void platform_flush(void) { fflush(stdout); }
+
+extern "C" void platform_reset(void) {
+  // A process has no system to reset: host_link's transport restarts the server instead.
+  platform_flush();
+  exit(0);
+}
 
 extern "C" void platform_exit(int code) {
   fflush(stdout);

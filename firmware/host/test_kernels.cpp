@@ -76,7 +76,7 @@ rt::Error test_backend_execute(void* state, rt::KernelContext&, rt::Value* const
 }  // namespace
 
 const rt::Backend kTestBackend = {"TestBackend", sizeof(TestBackendState), test_backend_init,
-                                  test_backend_execute};
+                                  test_backend_execute, nullptr};
 
 }  // namespace test
 

@@ -15,8 +15,29 @@ extern "C" {
 // Bring up clocks, console UART and the tick counter. Called once from main.
 void platform_init(void);
 
-// Write bytes to the console (UART0 on boards, stdout on the host).
-void platform_write(const char* data, size_t size);
+// Write raw bytes to the console (UART0 on boards, stdout on the host), blocking until
+// they are queued. No translation: text lines end with "\n" alone.
+void platform_write(const void* data, size_t size);
+
+// ---- Receiving (the host link, docs/link.md) --------------------------------------------
+// Boards receive by interrupt into a ring buffer; these never block.
+
+// Move up to `max` received bytes into `data`; returns how many (0: none waiting).
+size_t platform_read(uint8_t* data, size_t max);
+
+// Sleep until something may have arrived (an interrupt) and return; returns at once when
+// bytes are waiting. Returns 0 when no byte can ever come again (the host's peer closed),
+// else 1. Spurious returns are allowed: callers loop.
+int platform_wait(void);
+
+// Bytes dropped because the receive buffer was full, since platform_init.
+uint32_t platform_rx_overflows(void);
+
+// Block until everything written has left the console (the UART's last byte included).
+void platform_flush(void);
+
+// Reset the system after flushing the console (AIRCR SYSRESETREQ on Arm M-profile).
+__attribute__((noreturn)) void platform_reset(void);
 
 // End the run with `code` (0 = pass). Boards use semihosting
 // SYS_EXIT_EXTENDED where available, otherwise they park the CPU.

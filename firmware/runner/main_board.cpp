@@ -1,11 +1,14 @@
-// executor_runner on a board: the program and inputs come from the slots the
-// host preloaded (board.yaml `slots`), or the program is linked in (embed=1).
+// executor_runner on a board, in one of two modes (docs/link.md "Modes"):
+// - an SDKI inputs blob preloaded in the inputs slot: the program comes from the program slot
+//   (or is linked in, embed=1), one run, the `@sdk` text record, exit;
+// - otherwise the host link: HELLO, then serve requests on the console UART for ever.
 #include <stdint.h>
 
 #include "board_config.h"
 #include "platform.h"
 #include "record.h"
 #include "runner.h"
+#include "server.h"
 
 #ifdef SDK_EMBEDDED_PROGRAM
 extern "C" const uint8_t sdk_embedded_program[];
@@ -20,9 +23,15 @@ alignas(16) uint8_t g_metadata[SDK_METADATA_BYTES];
 const uint8_t* slot(uintptr_t address) { return reinterpret_cast<const uint8_t*>(address); }
 uint8_t* writable_slot(uintptr_t address) { return reinterpret_cast<uint8_t*>(address); }
 
-// Register 0 of the NPU (ID). A board without the NPU (QEMU) reads 0 there.
+// NPU registers: ID (0x00) and CONFIG (0x28). A board without the NPU (QEMU) reads 0 there.
+constexpr uintptr_t kNpuConfigOffset = 0x28;
+
+uint32_t npu_register(uintptr_t offset) {
+  return *reinterpret_cast<volatile const uint32_t*>(SDK_NPU_BASE + offset);
+}
+
 void log_npu() {
-  uint32_t id = *reinterpret_cast<volatile const uint32_t*>(SDK_NPU_BASE);
+  uint32_t id = npu_register(0);
   runner::Line line;
   line.text("executor_runner: npu ").text(SDK_NPU_CONFIG).text(" at 0x").hex32(SDK_NPU_BASE);
   if (id == 0) {
@@ -60,18 +69,30 @@ void run_test_hook() {
 #endif
 }
 
-}  // namespace
+rt::ConstBytes embedded_program() {
+#ifdef SDK_EMBEDDED_PROGRAM
+  return rt::ConstBytes{sdk_embedded_program, sdk_embedded_program_size};
+#else
+  return rt::ConstBytes{nullptr, 0};
+#endif
+}
 
-int main() {
-  platform_init();
+runner::RunnerMemory runner_memory() {
+  return runner::RunnerMemory{
+      {g_metadata, sizeof(g_metadata)},
+      {writable_slot(SDK_PLANNED_SLOT_ADDR), SDK_PLANNED_SLOT_SIZE},
+      {writable_slot(SDK_SCRATCH_SLOT_ADDR), SDK_SCRATCH_SLOT_SIZE},
+  };
+}
+
+// The emulators' fast path: preloaded blobs in, the text record out.
+int run_preloaded() {
   runner::begin(SDK_BOARD_NAME);
   log_npu();
   run_test_hook();
 
-  rt::ConstBytes program;
-#ifdef SDK_EMBEDDED_PROGRAM
-  program = rt::ConstBytes{sdk_embedded_program, sdk_embedded_program_size};
-#else
+  rt::ConstBytes program = embedded_program();
+#ifndef SDK_EMBEDDED_PROGRAM
   rt::Error err = runner::open_blob(slot(SDK_PROGRAM_SLOT_ADDR), SDK_PROGRAM_SLOT_SIZE,
                                     runner::kProgramMagic, rt::Error::InvalidProgram, &program);
   if (err != rt::Error::Ok) {
@@ -84,10 +105,46 @@ int main() {
   if (inputs_err != rt::Error::Ok) {
     return runner::report_error(inputs_err);
   }
-  runner::RunnerMemory memory = {
-      {g_metadata, sizeof(g_metadata)},
-      {writable_slot(SDK_PLANNED_SLOT_ADDR), SDK_PLANNED_SLOT_SIZE},
-      {writable_slot(SDK_SCRATCH_SLOT_ADDR), SDK_SCRATCH_SLOT_SIZE},
+  return runner::run(program, inputs, runner_memory());
+}
+
+// The host link (docs/link.md). Its frame buffers and state are static, like everything else.
+hostlink::PlatformTransport g_transport;
+
+[[noreturn]] void serve_link() {
+  runner::log("link mode (no inputs blob preloaded): serving the host link on the console");
+  log_npu();
+  run_test_hook();
+  static const hostlink::ServerConfig config = {
+      runner_memory(),
+      {writable_slot(SDK_PROGRAM_SLOT_ADDR), SDK_PROGRAM_SLOT_SIZE},
+      {writable_slot(SDK_INPUTS_SLOT_ADDR), SDK_INPUTS_SLOT_SIZE},  // no SDKI blob in link mode
+      embedded_program(),
+      SDK_FIRMWARE_VERSION,
+      SDK_BOARD_NAME,
+      SDK_NPU_CONFIG,
+      npu_register(0),
+      npu_register(kNpuConfigOffset),
   };
-  return runner::run(program, inputs, memory);
+  static hostlink::Server server(g_transport, config);
+  server.boot();
+  for (;;) {
+    server.serve();  // returns only when the transport has closed, which a UART never does
+  }
+}
+
+}  // namespace
+
+int main() {
+  platform_init();
+  // The inputs slot decides the mode: its magic says a blob was preloaded (a damaged one is
+  // then reported by the text path, not taken for link mode).
+  const uint8_t* inputs = slot(SDK_INPUTS_SLOT_ADDR);
+  uint32_t magic = static_cast<uint32_t>(inputs[0]) | (static_cast<uint32_t>(inputs[1]) << 8) |
+                   (static_cast<uint32_t>(inputs[2]) << 16) |
+                   (static_cast<uint32_t>(inputs[3]) << 24);
+  if (magic == runner::kInputsMagic) {
+    return run_preloaded();
+  }
+  serve_link();
 }

@@ -5,8 +5,6 @@
 
 #include "platform.h"
 #include "record.h"
-#include "rt/method.h"
-#include "rt/program.h"
 
 namespace runner {
 namespace {
@@ -14,7 +12,6 @@ namespace {
 constexpr size_t kInputsHeaderSize = 8;
 constexpr size_t kInputRecordSize = 48;
 constexpr size_t kInputAlignment = 16;
-constexpr size_t kBytesPerDataLine = 64;
 
 uint32_t read_u32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
@@ -67,107 +64,6 @@ rt::Error read_input_record(rt::ConstBytes inputs, size_t i, size_t count, Input
   return rt::Error::Ok;
 }
 
-rt::Error check_input(size_t i, const InputRecord& record, const rt::Tensor& tensor) {
-  rt::ScalarType dtype = static_cast<rt::ScalarType>(record.dtype);
-  RT_CHECK(dtype == tensor.dtype, rt::Error::InputMismatch,
-           "input %lu: dtype %s (%u) given, the program takes %s", ul(i),
-           rt::scalar_type_name(dtype), record.dtype, rt::scalar_type_name(tensor.dtype));
-  bool same_shape = record.ndim == tensor.dim;
-  for (size_t d = 0; same_shape && d < tensor.dim; ++d) {
-    same_shape = record.sizes[d] == tensor.sizes[d];
-  }
-  RT_CHECK(same_shape, rt::Error::InputMismatch,
-           "input %lu: shape %s given, the program takes %s", ul(i),
-           shape_text(record.sizes, record.ndim).text,
-           shape_text(tensor.sizes, tensor.dim).text);
-  RT_CHECK(record.nbytes == tensor.nbytes, rt::Error::InputMismatch,
-           "input %lu: %lu bytes given, the program's tensor has %lu", ul(i), ul(record.nbytes),
-           ul(tensor.nbytes));
-  return rt::Error::Ok;
-}
-
-rt::Error set_inputs(rt::Method& method, rt::ConstBytes inputs) {
-  RT_CHECK(inputs.size >= kInputsHeaderSize, rt::Error::InvalidInputs,
-           "the inputs payload is %lu bytes, shorter than its header", ul(inputs.size));
-  uint32_t count = read_u32(inputs.data);
-  RT_CHECK(read_u32(inputs.data + 4) == 0, rt::Error::InvalidInputs,
-           "the inputs header's reserved word is not zero");
-  RT_CHECK(count <= (inputs.size - kInputsHeaderSize) / kInputRecordSize,
-           rt::Error::InvalidInputs, "the inputs payload (%lu bytes) cannot hold %lu records",
-           ul(inputs.size), ul(count));
-  RT_CHECK(count == method.num_inputs(), rt::Error::InputMismatch,
-           "%lu inputs given, the program takes %lu", ul(count), ul(method.num_inputs()));
-  for (size_t i = 0; i < count; ++i) {
-    InputRecord record;
-    RT_TRY(read_input_record(inputs, i, count, &record));
-    const rt::Value* value = method.input(i);
-    RT_CHECK(value->is_tensor(), rt::Error::NotSupported,
-             "input %lu is %s; only tensor inputs are supported", ul(i), rt::tag_name(value->tag));
-    RT_TRY(check_input(i, record, *value->u.t));
-    RT_TRY(method.set_input(i, inputs.data + record.offset, record.nbytes));
-  }
-  return rt::Error::Ok;
-}
-
-// The first output that is not a tensor, or num_outputs() when all are.
-size_t first_non_tensor_output(const rt::Method& method) {
-  size_t i = 0;
-  while (i < method.num_outputs() && method.output(i)->is_tensor()) {
-    ++i;
-  }
-  return i;
-}
-
-// Before execute() (NotSupported: the program has a non-tensor output) and again after it
-// (Internal): the outputs are read through their values, and the runtime refuses moves that
-// change a value's kind at load, so a change here is a kernel or delegate that broke a value;
-// never print through whatever it left there.
-rt::Error check_outputs(const rt::Method& method, bool executed) {
-  size_t i = first_non_tensor_output(method);
-  RT_CHECK(i == method.num_outputs(), executed ? rt::Error::Internal : rt::Error::NotSupported,
-           "output %lu is %s%s", ul(i), rt::tag_name(method.output(i)->tag),
-           executed ? " after execute(), no longer a tensor"
-                    : "; only tensor outputs are supported");
-  return rt::Error::Ok;
-}
-
-void print_output(size_t index, const rt::Tensor& tensor) {
-  const uint8_t* data = static_cast<const uint8_t*>(tensor.data);
-  Line line;
-  line.text("@sdk output index=").u64(index).text(" dtype=").u64(static_cast<uint8_t>(tensor.dtype));
-  line.text(" sizes=");
-  for (size_t d = 0; d < tensor.dim; ++d) {
-    if (d > 0) {
-      line.text(",");
-    }
-    line.i64(tensor.sizes[d]);
-  }
-  line.text(" nbytes=").u64(tensor.nbytes).text(" crc=").hex32(crc32(data, tensor.nbytes));
-  line.end();
-  for (size_t offset = 0; offset < tensor.nbytes; offset += kBytesPerDataLine) {
-    size_t n = tensor.nbytes - offset < kBytesPerDataLine ? tensor.nbytes - offset
-                                                          : kBytesPerDataLine;
-    Line data_line;
-    data_line.text("@sdk data index=").u64(index).text(" offset=").u64(offset).text(" hex=");
-    data_line.hex_bytes(data + offset, n).end();
-  }
-}
-
-void print_outputs(const rt::Method& method) {
-  for (size_t i = 0; i < method.num_outputs(); ++i) {
-    print_output(i, *method.output(i)->u.t);
-  }
-}
-
-void print_memory(const rt::MemoryUse& use) {
-  Line line;
-  line.text("@sdk memory planned_used=").u64(use.planned_used);
-  line.text(" planned_size=").u64(use.planned_size);
-  line.text(" meta_used=").u64(use.metadata_used);
-  line.text(" meta_size=").u64(use.metadata_size);
-  line.end();
-}
-
 }  // namespace
 
 void begin(const char* board) {
@@ -204,6 +100,27 @@ rt::Error open_blob(const uint8_t* slot, size_t slot_size, uint32_t magic, rt::E
   return rt::Error::Ok;
 }
 
+rt::Error set_inputs(Session& session, rt::ConstBytes inputs) {
+  RT_CHECK(inputs.size >= kInputsHeaderSize, rt::Error::InvalidInputs,
+           "the inputs payload is %lu bytes, shorter than its header", ul(inputs.size));
+  uint32_t count = read_u32(inputs.data);
+  RT_CHECK(read_u32(inputs.data + 4) == 0, rt::Error::InvalidInputs,
+           "the inputs header's reserved word is not zero");
+  RT_CHECK(count <= (inputs.size - kInputsHeaderSize) / kInputRecordSize,
+           rt::Error::InvalidInputs, "the inputs payload (%lu bytes) cannot hold %lu records",
+           ul(inputs.size), ul(count));
+  RT_CHECK(count == session.num_inputs(), rt::Error::InputMismatch,
+           "%lu inputs given, the program takes %lu", ul(count), ul(session.num_inputs()));
+  for (size_t i = 0; i < count; ++i) {
+    InputRecord record;
+    RT_TRY(read_input_record(inputs, i, count, &record));
+    TensorDesc desc = {record.dtype, record.ndim, record.nbytes, {}};
+    memcpy(desc.sizes, record.sizes, sizeof(desc.sizes));
+    RT_TRY(session.set_input(i, desc, inputs.data + record.offset));
+  }
+  return rt::Error::Ok;
+}
+
 int report_error(rt::Error err) {
   Line line;
   line.text("@sdk result status=error code=").u64(static_cast<uint8_t>(err));
@@ -212,50 +129,54 @@ int report_error(rt::Error err) {
   return static_cast<int>(err);
 }
 
-int run(rt::ConstBytes program_bytes, rt::ConstBytes inputs, const RunnerMemory& memory,
+int run(Session& session, rt::ConstBytes program, rt::ConstBytes inputs, Reporter& reporter,
         const RunOptions& options) {
-  uint64_t init_start = platform_ticks();
-  rt::Result<rt::Program> program = rt::Program::load(program_bytes.data, program_bytes.size);
-  if (!program.ok()) {
-    return report_error(program.error());
+  rt::Error err = session.load(program);
+  if (err != rt::Error::Ok) {
+    reporter.failed(err);
+    return static_cast<int>(err);
   }
-  rt::MethodMemory method_memory = {memory.metadata, &memory.planned, 1, memory.scratch};
-  rt::Result<rt::Method> method = rt::Method::load(program.get(), nullptr, method_memory);
-  if (!method.ok()) {
-    return report_error(method.error());
-  }
-  uint64_t init_ticks = platform_ticks() - init_start;
-  print_memory(method.get().memory_use());
-
-  rt::Error err = set_inputs(method.get(), inputs);
+  reporter.memory(session.memory_use());
+  err = set_inputs(session, inputs);
   if (err == rt::Error::Ok) {
-    err = check_outputs(method.get(), false);
+    err = session.check_outputs();
   }
-  if (err != rt::Error::Ok) {
-    return report_error(err);
-  }
-  uint64_t run_start = platform_ticks();
-  err = method.get().execute();
-  uint64_t run_ticks = platform_ticks() - run_start;
-  if (err != rt::Error::Ok) {
+  RunTiming timing;
+  if (err == rt::Error::Ok) {
+    err = session.execute(1, &timing);
     // --outputs-on-error: what the outputs hold after the failure, when they still are
     // tensors; the failure's own reason is the result either way.
-    if (options.outputs_on_error &&
-        first_non_tensor_output(method.get()) == method.get().num_outputs()) {
-      print_outputs(method.get());
+    if (err != rt::Error::Ok && options.outputs_on_error && session.outputs_are_tensors()) {
+      for (size_t i = 0; i < session.num_outputs(); ++i) {
+        const rt::Tensor* tensor = nullptr;
+        (void)session.output_tensor(i, &tensor);
+        reporter.output(i, *tensor);
+      }
     }
-    return report_error(err);
   }
-  err = check_outputs(method.get(), true);
+  for (size_t i = 0; err == rt::Error::Ok && i < session.num_outputs(); ++i) {
+    const rt::Tensor* tensor = nullptr;
+    err = session.output_tensor(i, &tensor);
+  }
   if (err != rt::Error::Ok) {
-    return report_error(err);
+    reporter.failed(err);
+    return static_cast<int>(err);
   }
-  print_outputs(method.get());
-  Line line;
-  line.text("@sdk result status=ok outputs=").u64(method.get().num_outputs());
-  line.text(" init_ticks=").u64(init_ticks).text(" run_ticks=").u64(run_ticks);
-  line.text(" tick_hz=").u64(platform_tick_hz()).end();
+  for (size_t i = 0; i < session.num_outputs(); ++i) {
+    const rt::Tensor* tensor = nullptr;
+    (void)session.output_tensor(i, &tensor);  // checked above
+    reporter.output(i, *tensor);
+  }
+  reporter.passed(session.num_outputs(), session.init_ticks(), timing.total_ticks,
+                  platform_tick_hz());
   return 0;
+}
+
+int run(rt::ConstBytes program, rt::ConstBytes inputs, const RunnerMemory& memory,
+        const RunOptions& options) {
+  Session session(memory);
+  TextReporter reporter;
+  return run(session, program, inputs, reporter, options);
 }
 
 }  // namespace runner

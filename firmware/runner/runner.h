@@ -10,6 +10,7 @@
 
 #include "rt/arena.h"
 #include "rt/error.h"
+#include "session.h"
 
 namespace runner {
 
@@ -17,12 +18,6 @@ constexpr uint32_t kProgramMagic = 0x504b4453;  // "SDKP" little-endian
 constexpr uint32_t kInputsMagic = 0x494b4453;   // "SDKI"
 constexpr uint32_t kBlobVersion = 1;
 constexpr size_t kBlobHeaderSize = 32;
-
-struct RunnerMemory {
-  rt::Span metadata;
-  rt::Span planned;
-  rt::Span scratch;
-};
 
 // "@sdk begin v=1 board=<board>".
 void begin(const char* board);
@@ -45,8 +40,15 @@ struct RunOptions {
   bool outputs_on_error = false;
 };
 
-// Load the program, set the inputs from an SDKI payload, run, print the
-// memory, output and result records. Returns the exit code (0 = pass).
+// Set every input of `session` from an SDKI payload (count, records, data checked).
+rt::Error set_inputs(Session& session, rt::ConstBytes inputs);
+
+// Load the program, set the inputs from an SDKI payload, run once, and give the memory, the
+// outputs and the result to `reporter`. Returns the exit code (0 = pass).
+int run(Session& session, rt::ConstBytes program, rt::ConstBytes inputs, Reporter& reporter,
+        const RunOptions& options = RunOptions{});
+
+// The same with a Session over `memory`, reported as the `@sdk` text record.
 int run(rt::ConstBytes program, rt::ConstBytes inputs, const RunnerMemory& memory,
         const RunOptions& options = RunOptions{});
 

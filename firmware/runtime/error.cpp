@@ -17,6 +17,7 @@ const char* const kErrorNames[] = {
     "Ok",           "Internal",       "InvalidArgument", "InvalidProgram", "NotSupported",
     "OperatorMissing", "BackendMissing", "OutOfMemory",  "DtypeMismatch",  "ShapeMismatch",
     "InputMismatch", "DelegateFailed", "KernelFailed",   "InvalidInputs",  "NoHardware",
+    "BadMessage",
 };
 
 }  // namespace

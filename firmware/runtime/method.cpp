@@ -318,6 +318,7 @@ class MethodLoader {
   static Error build_steps(const Resolution& r, Method& m, Arena& arena);
   static Error init_delegates(const Program& program, const Resolution& r, Method& m,
                               Arena& arena);
+  static Error prepare_delegate_calls(Method& m);
 };
 
 Result<Method> MethodLoader::load(const Program& program, const char* name,
@@ -363,6 +364,7 @@ Result<Method> MethodLoader::load(const Program& program, const char* name,
 
   RT_TRY(build_steps(r, m, arena));
   RT_TRY(init_delegates(program, r, m, arena));
+  RT_TRY(prepare_delegate_calls(m));
 
   m.num_inputs_ = vector_size(plan.inputs());
   m.input_indices_ = m.num_inputs_ == 0 ? nullptr : plan.inputs()->data();
@@ -460,6 +462,32 @@ Error MethodLoader::init_delegates(const Program& program, const Resolution& r, 
     Error err = slot.backend->init(ctx);
     if (err != Error::Ok) {
       add_context("delegate %lu (%s) init", ul(d), slot.backend->id);
+      return err;
+    }
+  }
+  return Error::Ok;
+}
+
+// Each call site's arguments go to its backend's prepare once, at load (the boundary checks).
+Error MethodLoader::prepare_delegate_calls(Method& m) {
+  for (size_t pc = 0; pc < m.num_steps_; ++pc) {
+    const Step& step = m.steps_[pc];
+    if (step.kind != StepKind::Delegate) {
+      continue;
+    }
+    const DelegateSlot& slot = m.delegates_[step.a];
+    if (slot.backend->prepare == nullptr) {
+      continue;
+    }
+    BackendPrepareContext ctx = {slot.state, step.args,      step.nargs,
+                                 m.values_,  m.scratch_.data, m.scratch_.size};
+    clear_error();
+    Error err = slot.backend->prepare(ctx);
+    if (err != Error::Ok) {
+      if (last_error_reason()[0] == '\0') {
+        fail(err, "no reason given");
+      }
+      add_context("delegate %lu (%s) at instruction %lu", ul(step.a), slot.backend->id, ul(pc));
       return err;
     }
   }

@@ -217,6 +217,100 @@ TEST(backend_init_failure_names_the_delegate) {
   rt::clear_backends();
 }
 
+namespace {
+
+// A backend with a prepare hook: remembers what the last call site passed, refuses a call
+// whose first argument is not a tensor.
+struct PrepareRecord {
+  size_t calls;
+  size_t nargs;
+  long first_value;
+  size_t scratch_size;
+  void* state;
+};
+PrepareRecord g_prepared;
+
+rt::Error preparing_prepare(const rt::BackendPrepareContext& ctx) {
+  ++g_prepared.calls;
+  g_prepared.nargs = ctx.nargs;
+  g_prepared.first_value = ctx.nargs > 0 ? static_cast<long>(ctx.args[0] - ctx.values) : -1;
+  g_prepared.scratch_size = ctx.scratch_size;
+  g_prepared.state = ctx.state;
+  RT_CHECK(ctx.nargs > 0 && ctx.args[0]->is_tensor(), rt::Error::DtypeMismatch,
+           "input 0 is not a tensor");
+  return rt::Error::Ok;
+}
+
+rt::Backend preparing_backend() {
+  rt::Backend b = test::kTestBackend;
+  b.id = "PreparingBackend";
+  b.prepare = preparing_prepare;
+  return b;
+}
+
+}  // namespace
+
+TEST(backend_prepare_gets_each_call_site_at_load) {
+  rt::clear_backends();
+  static rt::Backend backend = preparing_backend();
+  CHECK_OK(rt::register_backend(&backend));
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int y = p.planned(ScalarType::Char, {16}, 16);
+  int d = p.delegate("PreparingBackend", {1}, {});
+  p.delegate_call(d, {x, y});
+  p.delegate_call(d, {y, x});
+  p.set_inputs({x});
+  p.set_outputs({y});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  g_prepared = PrepareRecord{};
+  alignas(16) static uint8_t scratch[64];
+  rt::MethodMemory memory = g_memory.method_memory();
+  memory.scratch = rt::Span{scratch, sizeof(scratch)};
+  rt::Result<rt::Method> method = load_method(bytes, memory);
+  CHECK_OK(method);
+  CHECK_EQ(g_prepared.calls, 2);  // once per DelegateCall, before any execute
+  CHECK_EQ(g_prepared.nargs, 2);
+  CHECK_EQ(g_prepared.first_value, y);
+  CHECK_EQ(g_prepared.scratch_size, sizeof(scratch));
+  CHECK(g_prepared.state != nullptr);
+  CHECK_OK(method.get().execute());
+  CHECK_EQ(g_prepared.calls, 2);
+  rt::clear_backends();
+}
+
+TEST(backend_prepare_failure_names_delegate_and_instruction) {
+  rt::clear_backends();
+  static rt::Backend backend = preparing_backend();
+  CHECK_OK(rt::register_backend(&backend));
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int n = p.int_value(3);
+  int d = p.delegate("PreparingBackend", {1}, {});
+  p.delegate_call(d, {x, x});
+  p.delegate_call(d, {n, x});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), DtypeMismatch);
+  CHECK_REASON("delegate 0 (PreparingBackend) at instruction 1: input 0 is not a tensor");
+  rt::clear_backends();
+}
+
+TEST(backend_without_prepare_loads_as_before) {
+  rt::clear_backends();
+  CHECK_OK(rt::register_backend(&test::kTestBackend));
+  CHECK(test::kTestBackend.prepare == nullptr);
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int n = p.int_value(3);
+  p.delegate_call(p.delegate("TestBackend", {1}, {}), {n, x});
+  p.set_buffer_sizes({0, 32});
+  Bytes bytes = p.finish();
+  CHECK_OK(load_method(bytes, g_memory.method_memory()));
+  rt::clear_backends();
+}
+
 TEST(backend_registry_is_fixed_size) {
   rt::clear_backends();
   static rt::Backend backends[rt::kMaxBackends + 1];

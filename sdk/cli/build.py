@@ -13,11 +13,12 @@ def add_parser(subparsers) -> None:
         "build",
         help="build the executor_runner firmware for a program",
         description="Generate the kernel registrations PROGRAM.pte needs and build the "
-        "executor_runner ELF for the board with SCons and arm-none-eabi-gcc. With --embed the "
-        "program is linked into the image; otherwise it is preloaded at run time, so one "
-        "firmware serves every program with the same kernels.",
+        "executor_runner ELF for the board with SCons and arm-none-eabi-gcc. The firmware serves "
+        "the host link (docs/link.md): flash it once, then load and run programs over the "
+        "serial port. Without PROGRAM it has every kernel (any program); with --embed the "
+        "program is linked into the image and loaded at boot.",
     )
-    p.add_argument("program", type=Path)
+    p.add_argument("program", type=Path, nargs="?", help="the program (default: every kernel)")
     p.add_argument("--board", default="corstone300")
     p.add_argument("-o", "--output", type=Path, required=True, help="where to write the ELF")
     p.add_argument("--embed", action="store_true", help="link the program into the image")
@@ -32,8 +33,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sdk.errors import UsageError
     from sdk.firmware.build import build_firmware
 
+    if args.embed and args.program is None:
+        raise UsageError("--embed needs a PROGRAM to embed")
     elf = build_firmware(args.board, args.program, args.output, embed=args.embed, exit=args.exit)
     print(f"built {elf}")
     return 0

@@ -11,7 +11,7 @@ from importlib import import_module
 from sdk import __version__
 
 # Subcommand modules, each with `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("export", "inspect", "run", "cut", "kernels", "build")
+COMMANDS = ("export", "inspect", "run", "cut", "kernels", "build", "flash")
 
 
 def _quiet_third_party_logs() -> None:

@@ -1,4 +1,4 @@
-"""`sdk run --target host|qemu|fvp PROGRAM.pte --inputs in.npz -o out.npz`."""
+"""`sdk run --target host|qemu|fvp|serial PROGRAM.pte --inputs in.npz -o out.npz`."""
 
 from __future__ import annotations
 
@@ -6,26 +6,34 @@ import argparse
 from pathlib import Path
 
 from sdk.compare import DEFAULT_RTOL
-
-TARGETS = ("host", "qemu", "fvp")
+from sdk.link.session import DEFAULT_BAUD
 
 
 def add_parser(subparsers) -> None:
+    from sdk.targets.run import TARGETS
+
     p = subparsers.add_parser(
         "run",
-        help="run a .pte on the host reference, QEMU or the FVP",
+        help="run a .pte on the host reference, QEMU, the FVP or a board over serial",
         description="Run PROGRAM.pte on a target with the inputs of in.npz (arr_0, arr_1, ... "
         "in the program's input order) and write the outputs to out.npz in output order. "
-        "host: delegates on the TOSA reference model, the rest on ExecuTorch's runtime.",
+        "host: delegates on the TOSA reference model, the rest on ExecuTorch's runtime. "
+        "qemu: the firmware on QEMU, driven over the host link (docs/link.md). "
+        "serial: a board flashed with the firmware, driven over --port.",
     )
     p.add_argument("program", type=Path)
     p.add_argument("--target", default="host", help=f"one of {', '.join(TARGETS)} (default host)")
-    p.add_argument(
-        "--board", default="corstone300", help="board for qemu/fvp (default corstone300)"
-    )
+    p.add_argument("--board", default="corstone300", help="board (default corstone300)")
     p.add_argument("--inputs", type=Path, required=True, help=".npz of inputs in program order")
     p.add_argument("-o", "--output", type=Path, required=True, help=".npz to write outputs to")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
+    p.add_argument(
+        "--port",
+        help="serial: pyserial URL of the board (/dev/ttyACM0, socket://HOST:PORT, "
+        "rfc2217://HOST:PORT, hwgrep://SERIAL)",
+    )
+    p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
+    p.add_argument("--iterations", type=int, default=1, help="firmware targets: runs to time")
     p.add_argument(
         "--expect",
         type=Path,
@@ -37,7 +45,7 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--workdir",
         type=Path,
-        help="qemu/fvp: folder for the firmware, blobs and console log "
+        help="firmware targets: folder for the firmware, blobs and logs "
         "(default: OUTPUT's folder/<stem>.<target>/)",
     )
     p.set_defaults(handler=run)
@@ -45,56 +53,52 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sdk.errors import UsageError
+    from sdk.firmware.boards import load_board
     from sdk.npz import read_arrays, write_arrays
-
-    if args.target not in TARGETS:
-        raise UsageError(f"unknown target {args.target!r}; known targets: {', '.join(TARGETS)}")
-    inputs = read_arrays(args.inputs)
-    if args.target == "host":
-        from sdk.targets.host import run_host
-
-        outputs = run_host(args.program, inputs, args.tosa_dir)
-        write_arrays(args.output, outputs)
-        print(
-            f"ran {args.program} on the host reference: {len(outputs)} output(s) -> {args.output}"
-        )
-        return 0
     from sdk.program.pte import load_program
-    from sdk.targets.run import run_on_target
+    from sdk.targets.run import make_target, run_on_target
 
+    target = make_target(args.target, load_board(args.board))  # bad names before any work
+    if args.iterations < 1:
+        raise UsageError(f"--iterations {args.iterations}: at least 1")
+    inputs = read_arrays(args.inputs)
+    expected = read_arrays(args.expect) if args.expect is not None else None
     program = load_program(args.program)
-    delegates = {d.id for d in program.plan.delegates}
-    if delegates:
+    delegates = sorted({d.id for d in program.plan.delegates})
+    caps = target.capabilities()
+    if delegates and caps.firmware and not caps.npu:
         # Said before building anything: the firmware would refuse it with BackendMissing.
         raise UsageError(
-            f"{args.program} has NPU delegates ({', '.join(sorted(delegates))}) and the firmware "
-            "has no Ethos-U delegate yet; run it with --target host, or run its CPU parts on "
-            f"{args.target} with `sdk cut` (see README)"
+            f"{args.program} has NPU delegates ({', '.join(delegates)}) and {args.target} has "
+            f"no NPU for board {args.board}; run it with --target host, or run its CPU parts "
+            f"on {args.target} with `sdk cut` (see README)"
         )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
-    result = run_on_target(args.target, args.board, program, inputs, args.timeout, workdir)
-    write_arrays(args.output, result.outputs)
-    print(f"ran {args.program} on {args.target} ({args.board}): passed, firmware record ok")
-    print(f"  {len(result.outputs)} output(s) -> {args.output}; console log {result.console_log}")
-    if result.instructions is not None:
-        print(
-            f"  run: {result.instructions} instructions (QEMU -icount: retired instructions, "
-            "not cycles)"
-        )
-    else:
-        print(f"  run: {result.run_ticks} ticks at {result.tick_hz} Hz ({args.target} timer)")
-    used, size = result.memory.get("planned_used"), result.memory.get("planned_size")
-    print(f"  planned memory: {used} of {size} bytes")
-    return check_expected(args, result.outputs)
+    options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
+    if args.tosa_dir is not None:
+        options["tosa_dir"] = args.tosa_dir
+    report = run_on_target(
+        args.target, args.board, program, inputs, args.timeout, workdir, **options
+    )
+    write_arrays(args.output, report.outputs)
+    where = "the host reference" if not caps.firmware else f"{args.target} ({args.board})"
+    print(f"ran {args.program} on {where}: {len(report.outputs)} output(s) -> {args.output}")
+    if caps.firmware:
+        print(f"  passed: the firmware's record is ok; log {report.log_path}")
+        print(f"  run: {report.timing.describe()}")
+        if report.memory is not None:
+            used, size = report.memory.planned_used, report.memory.planned_size
+            print(f"  planned memory: {used} of {size} bytes")
+    return check_expected(report.outputs, expected, args.expect, args.rtol)
 
 
-def check_expected(args: argparse.Namespace, outputs) -> int:
-    """With --expect: compare and print per output; MismatchError (exit 4) on a difference."""
-    if args.expect is None:
+def check_expected(outputs, expected, expect_path: Path | None, rtol: float) -> int:
+    """With --expect: compare and print per output; MismatchError (exit 4) on a difference.
+    Every target's outputs come through here."""
+    if expected is None:
         return 0
     from sdk.compare import compare_outputs
-    from sdk.npz import read_arrays
 
-    for comparison in compare_outputs(outputs, read_arrays(args.expect), args.rtol):
-        print(f"  {comparison.describe()} vs {args.expect}")
+    for comparison in compare_outputs(outputs, expected, rtol):
+        print(f"  {comparison.describe()} vs {expect_path}")
     return 0

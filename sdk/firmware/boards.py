@@ -7,16 +7,21 @@ folder; no Python or SConstruct change.
 
 from __future__ import annotations
 
+import difflib
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
+from sdk import __version__
 from sdk.errors import UsageError
 from sdk.paths import BOARDS_DIR
 
 BOARD_FILE = "board.yaml"
+SCHEMA_FILE = "board.schema.yaml"
 SLOT_NAMES = ("program", "inputs", "planned", "scratch")
 # How the firmware ends a run (board.yaml `runtime.exit`, SCons `exit=`): semihosting
 # SYS_EXIT_EXTENDED, which QEMU and the FVP turn into their exit status but which faults on
@@ -61,11 +66,13 @@ class Board:
     tick_hz: int
     console_base: int
     console_baud_divider: int
+    console_rx_irq: int
     npu_base: int
     npu_irq: int
     npu_default_config: str
     npu_configs: tuple[str, ...]
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flash: tuple[dict[str, Any], ...] = ()  # `sdk flash` methods, in order of preference
 
     def target(self, name: str) -> dict[str, Any]:
         """The `targets.<name>` section: how to run this board on an emulator."""
@@ -95,6 +102,8 @@ class Board:
             "SDK_TICK_HZ": f"{self.tick_hz}u",
             "SDK_CONSOLE_BASE": f"0x{self.console_base:08x}u",
             "SDK_CONSOLE_BAUD_DIVIDER": f"{self.console_baud_divider}u",
+            "SDK_CONSOLE_RX_IRQ": f"{self.console_rx_irq}u",
+            "SDK_FIRMWARE_VERSION": f'"{__version__}"',
             "SDK_NPU_BASE": f"0x{self.npu_base:08x}u",
             "SDK_NPU_IRQ": f"{self.npu_irq}u",
             "SDK_NPU_CONFIG": f'"{config}"',
@@ -113,6 +122,31 @@ def check_exit_method(method: Any, where: str | None = None) -> str:
         what = f"{where}: runtime.exit is" if where else "unknown exit method"
         raise UsageError(f"{what} {method!r}; choose one of {', '.join(EXIT_METHODS)}")
     return str(method)
+
+
+@functools.cache
+def board_schema(boards_dir: Path = BOARDS_DIR) -> dict[str, Any]:
+    return yaml.safe_load((boards_dir / SCHEMA_FILE).read_text())
+
+
+def check_schema(where: str, data: Any, boards_dir: Path = BOARDS_DIR) -> None:
+    """board.yaml against boards/board.schema.yaml: the first problem, with where it is and,
+    for a misspelt key, the key meant."""
+    validator = jsonschema.Draft202012Validator(board_schema(boards_dir))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is None:
+        return
+    path = ".".join(str(part) for part in error.absolute_path) or "(top level)"
+    message = error.message
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in allowed]
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        message = f"unknown key {', '.join(hints)}; known: {', '.join(allowed)}"
+    raise UsageError(f"{where}: {path}: {message}")
 
 
 def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
@@ -173,6 +207,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     where = str(path)
     if not isinstance(data, dict):
         raise UsageError(f"{where}: expected a table")
+    check_schema(where, data, boards_dir if (boards_dir / SCHEMA_FILE).is_file() else BOARDS_DIR)
     if data.get("name") != name:
         raise UsageError(f"{where}: name is {data.get('name')!r}, expected {name!r}")
     cpu = _section(where, data, "cpu")
@@ -213,9 +248,11 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         tick_hz=_int(f"{where}: tick_hz", data.get("tick_hz")),
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
+        console_rx_irq=_int(f"{where}: console.rx_irq", console.get("rx_irq")),
         npu_base=_int(f"{where}: npu.base", npu.get("base")),
         npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
         npu_default_config=default_config,
         npu_configs=configs,
         targets={str(k): dict(v) for k, v in targets.items()},
+        flash=tuple(dict(m) for m in data.get("flash") or ()),
     )

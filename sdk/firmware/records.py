@@ -114,24 +114,49 @@ class OutputRecord:
         return np.frombuffer(bytes(self.data), dtype=entry.numpy).reshape(self.sizes)
 
 
+@dataclass(frozen=True)
+class MemoryUse:
+    """The runtime's arenas after the load: what the program took of what the board gave."""
+
+    planned_used: int
+    planned_size: int
+    meta_used: int
+    meta_size: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the run ended, as the firmware says (a result line, or a link RUN/ERROR reply)."""
+
+    ok: bool
+    outputs: int = 0
+    init_ticks: int = 0
+    run_ticks: int = 0
+    tick_hz: int = 0
+    code: int = 0  # rt::Error of a failure
+    name: str = ""
+    reason: str = ""
+
+
 @dataclass
 class FirmwareRecord:
-    """Everything the firmware reported, checked or not; `problems` lists what did not parse."""
+    """Everything the firmware reported, checked or not: the one typed run report, filled by
+    the text record parser (parse_record) or by a host-link session. `problems` lists what did
+    not parse; check_record alone decides whether the run passed."""
 
     board: str | None = None
-    memory: dict[str, int] = field(default_factory=dict)
+    memory: MemoryUse | None = None
     outputs: list[OutputRecord] = field(default_factory=list)
-    result: dict[str, str] | None = None
+    result: Outcome | None = None
     fault: dict[str, str] | None = None
     log_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def ticks(self) -> tuple[int, int, int]:
         """(init_ticks, run_ticks, tick_hz) of a passed run."""
-        if self.result is None or self.result.get("status") != "ok":
+        if self.result is None or not self.result.ok:
             raise TargetError("no 'result status=ok' line: the run has no ticks")
-        # The parser checked that a result line with status=ok has these as numbers.
-        return tuple(int(self.result[key]) for key in ("init_ticks", "run_ticks", "tick_hz"))
+        return self.result.init_ticks, self.result.run_ticks, self.result.tick_hz
 
 
 class _Malformed(Exception):
@@ -229,7 +254,7 @@ class _Parser:
 
     def _memory(self, fields: dict[str, str]) -> None:
         _require(fields, _MEMORY_FIELDS)
-        self.record.memory = {key: _int(fields, key) for key in fields}
+        self.record.memory = MemoryUse(*(_int(fields, key) for key in _MEMORY_FIELDS))
 
     def _output(self, fields: dict[str, str]) -> None:
         _require(fields, _OUTPUT_FIELDS)
@@ -264,14 +289,17 @@ class _Parser:
         status = fields.get("status")
         if status == "ok":
             _require(fields, _RESULT_OK_FIELDS)
-            for key in _RESULT_OK_FIELDS:
-                _int(fields, key)
+            outcome = Outcome(True, *(_int(fields, key) for key in _RESULT_OK_FIELDS))
         elif status == "error":
             _require(fields, _RESULT_ERROR_FIELDS)
-            _int(fields, "code")
+            outcome = Outcome(
+                False, code=_int(fields, "code"), name=fields["name"], reason=fields["reason"]
+            )
         else:
             raise _Malformed(f"status={status!r}")
-        self.record.result = fields
+        if set(fields) - {"status", *_RESULT_OK_FIELDS, *_RESULT_ERROR_FIELDS}:
+            raise _Malformed(f"unknown fields in {sorted(fields)}")
+        self.record.result = outcome
 
 
 def parse_record(text: str) -> FirmwareRecord:
@@ -310,14 +338,14 @@ def check_record(
         raise fail(
             "the record ended without a result line (the firmware stopped or output was lost)"
         )
-    if record.result["status"] != "ok":
+    if not record.result.ok:
         r = record.result
-        raise fail(f"firmware error {r['name']} (code {r['code']}): {r['reason']}")
+        raise fail(f"firmware error {r.name} (code {r.code}): {r.reason}")
     if exit_code != 0:
         raise fail(f"the firmware reported success but exited with {exit_code}")
-    if not record.memory:
+    if record.memory is None:
         raise fail("the record has no memory line")
-    announced = int(record.result["outputs"])
+    announced = record.result.outputs
     if announced != len(record.outputs):
         raise fail(f"the result announces {announced} outputs, {len(record.outputs)} arrived")
     if expected is not None and len(expected) != announced:

@@ -109,8 +109,8 @@ def _parse_cmd_config(cmd: bytes) -> tuple[int | None, int | None]:
         action = word & 0xFF
         if action == 1 and pos + 12 <= len(cmd):  # OPTIMIZER_CONFIG, cfg, id
             return struct.unpack_from("<II", cmd, pos + 4)
-        if action == 2:  # COMMAND_STREAM: length in words in bits 31:8
-            pos += 4 + ((word >> 8) & 0xFFFFFF) * 4
+        if action == 2:  # COMMAND_STREAM: length in words, bits 15:8 high, 31:16 low
+            pos += 4 + ((((word >> 8) & 0xFF) << 16) | (word >> 16)) * 4
         elif action == 5:  # NOP
             pos += 4
         else:

@@ -1,19 +1,23 @@
-"""What the emulator targets (QEMU, FVP) share: the Target protocol and running one process.
+"""What the emulators (QEMU, FVP) share: the Emulator protocol and running their process.
 
-A target boots a firmware ELF with files preloaded at addresses, captures the console into a
-log file, and reports the exit status. It never judges the run: sdk.firmware.records does.
+An emulator boots a firmware ELF with files preloaded at addresses and either captures the
+console into a log file (`run`: the preloaded fast path, a text record) or serves the console
+UART on a TCP socket for the host link (`LinkProcess`). It never judges the run:
+sdk.firmware.records.check_record does.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from sdk.errors import TargetError
+from sdk.targets.base import Timing
 
 
 @dataclass(frozen=True)
@@ -32,8 +36,8 @@ class ConsoleRun:
     stderr_text: str
 
 
-class Target(Protocol):
-    """An emulator (or board) that can boot a firmware and capture its console."""
+class Emulator(Protocol):
+    """An emulator that can boot a firmware with preloads and capture its console."""
 
     name: str
     propagates_exit_code: bool
@@ -42,13 +46,8 @@ class Target(Protocol):
         self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
     ) -> ConsoleRun: ...
 
-    def tick_hz(self, reported_hz: int) -> int:
-        """Ticks per second as this target clocks them (may differ from the board's rate)."""
-        ...
-
-    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
-        """Instructions retired in `run_ticks` ticks of `tick_hz` (as tick_hz() gave it), when
-        the target counts them; else None."""
+    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+        """The record's ticks as this emulator clocks them, labelled by their source."""
         ...
 
 
@@ -85,3 +84,57 @@ def run_process(command: list[str], timeout_s: float, workdir: Path, what: str) 
         console_text=console_log.read_text(errors="replace"),
         stderr_text=stderr_log.read_text(errors="replace"),
     )
+
+
+class LinkProcess:
+    """An emulator whose console UART is a TCP socket, for the host link.
+
+    The listening socket is made here and handed to the emulator as a file descriptor
+    (`{fd}` in its command), so there is no port race and no wait for it to start listening:
+    `url` can be opened at once (the emulator waits for it: `wait=on`)."""
+
+    def __init__(self, command: list[str], workdir: Path, what: str) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.what = what
+        self.workdir = workdir
+        self.stderr_log = workdir / "emulator.stderr.log"
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        fd = self.listener.fileno()
+        self.url = f"socket://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.command = [arg.replace("{fd}", str(fd)) for arg in command]
+        (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
+        with open(self.stderr_log, "wb") as err:
+            try:
+                self.process = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=err,
+                    stderr=subprocess.STDOUT,
+                    cwd=workdir,
+                    pass_fds=[fd],
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                self.listener.close()
+                raise TargetError(f"cannot start {what}: {exc}") from exc
+        self.listener.close()  # the emulator holds its own copy
+        self.exit_code: int | None = None
+
+    def __enter__(self) -> LinkProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> int:
+        """End the emulator (it serves the link for ever) and return its exit status."""
+        if self.exit_code is None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.exit_code = self.process.wait()
+        return self.exit_code
+
+    def stderr_text(self) -> str:
+        return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""

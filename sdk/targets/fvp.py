@@ -11,9 +11,15 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
+
 from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.emulator import ConsoleRun, Preload, run_process
+
+TIMING_SOURCE = "FVP ticks (CPU timing not meaningful)"
 
 
 class FvpTarget:
@@ -54,20 +60,39 @@ class FvpTarget:
             command += ["--timelimit", str(int(timeout_s))]
         return command
 
-    def tick_hz(self, reported_hz: int) -> int:
-        return reported_hz
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            exit_code=False,
+            preload=True,
+            npu=bool(self.config.get("has_npu", False)),
+            link=False,
+            firmware=True,
+        )
 
-    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
-        return None  # the FVP's CPU timing is not meaningful
-
-    def run(
-        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
-    ) -> ConsoleRun:
+    def _require_binary(self) -> None:
         if shutil.which(self.binary) is None:
             raise TargetError(
                 f"FVP not installed: {self.binary} is not on PATH (install Arm's "
                 "Corstone-300 FVP and put its binary on PATH)"
             )
+
+    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+        # The FVP's CPU timing is not meaningful (its NPU timing is cycle-approximate).
+        return Timing(TIMING_SOURCE, init_ticks, run_ticks, reported_hz)
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """The preloaded path: program and inputs placed in memory, the record from UART0."""
+        from sdk.targets.run import run_preloaded
+
+        self._require_binary()  # before anything is built
+        return run_preloaded(self, self.board, program, inputs, options)
+
+    def run(
+        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
+    ) -> ConsoleRun:
+        self._require_binary()
         uart_log = workdir / "uart0.log"
         command = self.command(elf, preloads, workdir, uart_log, timeout_s)
         run = run_process(command, timeout_s + 10, workdir, self.binary)

@@ -21,10 +21,12 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ProgramError, TargetError
+from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.cut import CpuSegment, Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import read_tosa_io
+from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
 
 
 @contextlib.contextmanager
@@ -179,3 +181,21 @@ def run_host(
 ) -> list[np.ndarray]:
     """Run the program on the host reference."""
     return host_runner(program, tosa_dir).run(inputs)
+
+
+class HostTarget:
+    """The host reference as a target: no firmware, no timing, the oracle the others meet."""
+
+    name = "host"
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(exit_code=False, preload=False, npu=False, link=False, firmware=False)
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        outputs = run_host(program, inputs, options.tosa_dir)
+        return RunReport(self.name, None, outputs, Timing("not timed (host reference)"))

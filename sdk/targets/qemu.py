@@ -1,18 +1,38 @@
 """The QEMU target: boot the firmware on `qemu-system-arm` as the board's emulator.
 
 Everything QEMU-specific about a board is in board.yaml (`targets.qemu`: binary, machine, args,
-tick rate); this module only assembles the command line and interprets QEMU's own failures.
+console_args / link_args, tick rate); this module only assembles command lines and interprets
+QEMU's own failures. `run_program` drives the firmware over the host link with UART0 on a TCP
+socket, the code path a real board takes (sdk.targets.linked); `run` is the preloaded fast
+path (program and inputs placed in memory, the text record on stdout) that the kernel tests
+and the benchmarks use to boot one firmware with many programs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+import numpy as np
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import Board
-from sdk.targets.emulator import ConsoleRun, Preload, run_process
+from sdk.firmware.build import build_firmware
+from sdk.firmware.image import pack_program
+from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.emulator import ConsoleRun, LinkProcess, Preload, run_process
+from sdk.targets.linked import run_linked
+
+TIMING_SOURCE = "QEMU -icount"
+# Programs larger than this are preloaded into the program slot (LOAD_SLOT) instead of being
+# sent over the emulated UART (about 50 KB/s): the rest of the session is the same.
+PRELOAD_PROGRAM_OVER = 512 * 1024
 
 
 class QemuTarget:
@@ -27,14 +47,32 @@ class QemuTarget:
         self.machine = str(self.config["machine"])
         self.args = [str(a) for a in self.config.get("args", [])]
 
-    def command(self, elf: Path, preloads: list[Preload]) -> list[str]:
-        command = [self.binary, "-M", self.machine, *self.args, "-kernel", str(elf)]
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            exit_code=True,
+            preload=True,
+            npu=bool(self.config.get("has_npu", False)),
+            link=True,
+            firmware=True,
+        )
+
+    def _base(self, elf: Path, extra: list, preloads: list[Preload]) -> list[str]:
+        command = [self.binary, "-M", self.machine, *self.args, *map(str, extra)]
+        command += ["-kernel", str(elf)]
         for preload in preloads:
             command += [
                 "-device",
                 f"loader,file={preload.path},addr=0x{preload.address:08x},force-raw=on",
             ]
         return command
+
+    def command(self, elf: Path, preloads: list[Preload]) -> list[str]:
+        """The preloaded fast path: UART0 on stdout."""
+        return self._base(elf, self.config.get("console_args", []), preloads)
+
+    def link_command(self, elf: Path, preloads: list[Preload]) -> list[str]:
+        """The host link: UART0 on the socket passed as `{fd}` (see LinkProcess)."""
+        return self._base(elf, self.config.get("link_args", []), preloads)
 
     @property
     def counts_instructions(self) -> bool:
@@ -50,14 +88,99 @@ class QemuTarget:
             return None
         return round(run_ticks * int(per_second) / tick_hz)
 
+    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+        tick_hz = self.tick_hz(reported_hz)
+        return Timing(
+            source=TIMING_SOURCE,
+            init_ticks=init_ticks,
+            run_ticks=run_ticks,
+            tick_hz=tick_hz,
+            instructions=self.instructions(run_ticks, tick_hz),
+        )
+
+    def _require_binary(self) -> None:
+        if shutil.which(self.binary) is None:
+            raise TargetError(f"{self.binary} not found on PATH (install qemu-system-arm)")
+
     def run(
         self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
     ) -> ConsoleRun:
-        if shutil.which(self.binary) is None:
-            raise TargetError(f"{self.binary} not found on PATH (install qemu-system-arm)")
+        self._require_binary()
         run = run_process(self.command(elf, preloads), timeout_s, workdir, f"{self.binary}")
         check_qemu_exit(run)
         return run
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """Build the firmware (unless given), boot it with UART0 on a socket, run over the link."""
+        self._require_binary()
+        program.check_inputs(inputs)
+        workdir = Path(options.workdir or tempfile.mkdtemp(prefix="sdk-qemu-")).resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        pte = program.path
+        if pte is None:
+            pte = workdir / "program.pte"
+            pte.write_bytes(program.data)
+        elf = options.firmware or build_firmware(
+            self.board.name, pte, workdir / "executor_runner.elf"
+        )
+        preloads = []
+        preloaded = len(program.data) > PRELOAD_PROGRAM_OVER
+        if preloaded:
+            blob = workdir / "program.sdkp"
+            blob.write_bytes(pack_program(program.data))
+            preloads.append(Preload(blob, self.board.slots["program"].base))
+        log_path = workdir / "link.log"
+        with self.session(Path(elf), workdir, preloads, options.timeout_s) as session:
+            arrays, record = run_linked(
+                session, program, inputs, iterations=options.iterations, preloaded=preloaded
+            )
+        init_ticks, run_ticks, reported_hz = record.ticks()
+        return RunReport(
+            target=self.name,
+            board=self.board.name,
+            outputs=arrays,
+            timing=self.timing(init_ticks, run_ticks, reported_hz),
+            memory=record.memory,
+            log_path=log_path,
+        )
+
+    @contextlib.contextmanager
+    def session(
+        self, elf: Path, workdir: Path, preloads: Sequence[Preload] = (), run_timeout_s: float = 120
+    ) -> Iterator[LinkSession]:
+        """QEMU booted with `elf`, UART0 on a socket, and a host-link session on it (not yet
+        connected); QEMU is stopped when the block ends. A link failure because QEMU itself
+        stopped says so."""
+        self._require_binary()
+        workdir.mkdir(parents=True, exist_ok=True)
+        command = self.link_command(elf.resolve(), list(preloads))
+        with LinkProcess(command, workdir, self.binary) as qemu:
+            session = LinkSession(
+                open_port(qemu.url),
+                board=self.board.name,
+                log_path=workdir / "link.log",
+                timeouts=Timeouts(run=run_timeout_s),
+                port_name=qemu.url,
+            )
+            try:
+                yield session
+            except TargetError as exc:
+                raise self._explain(qemu, exc) from None
+            finally:
+                session.close()
+
+    def _explain(self, qemu: LinkProcess, exc: TargetError) -> TargetError:
+        """A link failure because QEMU itself stopped says so (exit status, its stderr)."""
+        code = qemu.process.poll()
+        if code is None:
+            return exc
+        stderr = qemu.stderr_text().strip().splitlines()
+        why = f"qemu exited with {code}" + (f" ({stderr[-1]})" if stderr else "")
+        if code == 100 and "faulted" in exc.message:
+            return exc
+        return TargetError(f"{exc.message}; {why}", log_path=exc.log_path)
 
 
 def check_qemu_exit(run: ConsoleRun) -> None:

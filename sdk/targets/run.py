@@ -1,15 +1,16 @@
-"""`run_on_target`: build the firmware for a program, boot it on an emulator, read the result.
+"""Where a program runs: one registry of targets (the host reference included) and one entry.
 
-    result = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
+    report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
-The inputs are checked against the program on the host before anything is built or booted.
-Targets are looked up in TARGETS by name; nothing here knows a board or an emulator's flags.
+Each target declares what it can do (`capabilities()`: exit code, preload, NPU, link) and
+returns the same typed RunReport; nothing here knows a board or an emulator's flags. The
+preloaded fast path (`run_firmware`, `run_built`: blobs placed in memory, the text record)
+serves the emulators that take preloads (QEMU for many programs on one firmware, the FVP).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,25 +21,19 @@ from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
 from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import LoadedProgram, TensorInfo, load_program
-from sdk.targets.emulator import Preload, Target
+from sdk.targets.base import RunOptions, RunReport, Target
+from sdk.targets.emulator import Emulator, Preload
 from sdk.targets.fvp import FvpTarget
+from sdk.targets.host import HostTarget
 from sdk.targets.qemu import QemuTarget
+from sdk.targets.serial import SerialTarget
 
 TARGETS: dict[str, Callable[[Board], Target]] = {
+    "host": HostTarget,
     "qemu": QemuTarget,
     "fvp": FvpTarget,
+    "serial": SerialTarget,
 }
-
-
-@dataclass
-class RunResult:
-    outputs: list[np.ndarray]
-    init_ticks: int
-    run_ticks: int
-    tick_hz: int  # as the target clocks the ticks (QEMU: virtual time)
-    instructions: int | None  # QEMU with -icount only
-    console_log: Path
-    memory: dict[str, int]
 
 
 def make_target(target: str, board: Board) -> Target:
@@ -52,39 +47,56 @@ def run_on_target(
     board: str,
     pte: Path | LoadedProgram,
     inputs: list[np.ndarray],
-    timeout_s: float,
-    workdir: Path,
-) -> RunResult:
-    """Build, boot, run and check; any failure is one SdkError line with the log path."""
+    timeout_s: float = 120.0,
+    workdir: Path | None = None,
+    **options,
+) -> RunReport:
+    """Run `pte` on `target` and check it; any failure is one SdkError line with the log path.
+
+    `options` are RunOptions fields (port, baud, tosa_dir, iterations, firmware)."""
     program = pte if isinstance(pte, LoadedProgram) else load_program(pte)
-    if program.path is None:
-        raise UsageError("run_on_target needs the program as a file: the build reads it")
-    outputs = program.outputs()  # a non-tensor output is a ProgramError before any build
+    program.outputs()  # a non-tensor output is a ProgramError before anything else
     spec = load_board(board)
-    emulator = make_target(target, spec)
-    workdir = Path(workdir)
-    program_blob, inputs_blob = write_fitting_blobs(spec, program, inputs, workdir)
-    elf = build_firmware(spec.name, program.path, workdir / "executor_runner.elf")
-    return run_firmware(
-        emulator, spec, elf, program_blob, inputs_blob, timeout_s, workdir, outputs=outputs
-    )
+    runner = make_target(target, spec)
+    run_options = RunOptions(timeout_s=timeout_s, workdir=workdir, **options)
+    return runner.run_program(program, inputs, run_options)
 
 
 def run_built(
-    emulator: Target,
+    emulator: Emulator,
     board: Board,
     elf: Path,
     program: LoadedProgram,
     inputs: list[np.ndarray],
     timeout_s: float,
     workdir: Path,
-) -> RunResult:
+) -> RunReport:
     """Boot an already built firmware with `program` and `inputs` preloaded, and check."""
     program_blob, inputs_blob = write_fitting_blobs(board, program, inputs, workdir)
     return run_firmware(
         emulator, board, elf, program_blob, inputs_blob, timeout_s, workdir,
         outputs=program.outputs(),
     )  # fmt: skip
+
+
+def run_preloaded(
+    emulator: Emulator,
+    board: Board,
+    program: LoadedProgram,
+    inputs: list[np.ndarray],
+    options: RunOptions,
+) -> RunReport:
+    """Build the firmware for `program` (unless given) and run it on the preloaded path."""
+    if program.path is None:
+        raise UsageError("the preloaded path needs the program as a file: the build reads it")
+    workdir = Path(options.workdir or Path.cwd() / f"{program.path.stem}.{emulator.name}")
+    blobs = write_fitting_blobs(board, program, inputs, workdir)
+    elf = options.firmware or build_firmware(
+        board.name, program.path, workdir / "executor_runner.elf"
+    )
+    return run_firmware(
+        emulator, board, elf, *blobs, options.timeout_s, workdir, outputs=program.outputs()
+    )
 
 
 def write_fitting_blobs(
@@ -105,7 +117,7 @@ def write_fitting_blobs(
 
 
 def run_firmware(
-    emulator: Target,
+    emulator: Emulator,
     board: Board,
     elf: Path,
     program_blob: Path | None,
@@ -114,7 +126,7 @@ def run_firmware(
     workdir: Path,
     *,
     outputs: Sequence[TensorInfo],
-) -> RunResult:
+) -> RunReport:
     """Boot a built firmware with the blobs preloaded and check its record.
 
     `outputs` are the outputs of the program the firmware runs (`load_program(pte).outputs()`,
@@ -134,14 +146,11 @@ def run_firmware(
     # refuses any record that is not a whole, good one before it looks at the status).
     exit_code = run.exit_code if emulator.propagates_exit_code else 0
     arrays = check_record(record, exit_code, run.console_log, expected=outputs)
-    init_ticks, run_ticks, reported_hz = record.ticks()
-    tick_hz = emulator.tick_hz(reported_hz)
-    return RunResult(
+    return RunReport(
+        target=emulator.name,
+        board=board.name,
         outputs=arrays,
-        init_ticks=init_ticks,
-        run_ticks=run_ticks,
-        tick_hz=tick_hz,
-        instructions=emulator.instructions(run_ticks, tick_hz),
-        console_log=run.console_log,
+        timing=emulator.timing(*record.ticks()),
         memory=record.memory,
+        log_path=run.console_log,
     )

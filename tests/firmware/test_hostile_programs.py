@@ -16,6 +16,7 @@ from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
 from sdk.firmware.image import pack_inputs, pack_program
 from sdk.program.pte import TensorInfo
+from sdk.targets.base import Timing
 from sdk.targets.emulator import ConsoleRun, Preload
 from sdk.targets.qemu import QemuTarget
 from sdk.targets.run import run_firmware
@@ -178,11 +179,8 @@ class ReplayTarget:
         log.write_text(self.console, encoding="utf-8")
         return ConsoleRun(0, log, self.console, "")
 
-    def tick_hz(self, reported_hz: int) -> int:
-        return reported_hz
-
-    def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
-        return None
+    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+        return Timing("replayed console", init_ticks, run_ticks, reported_hz)
 
 
 FLOAT23 = TensorInfo(0, "Float", ScalarType.FLOAT, (2, 3), 24, False)

@@ -43,7 +43,7 @@ def test_a_good_record_gives_the_outputs():
     outputs = check_record(record, 0)
     np.testing.assert_array_equal(outputs[0], DATA)
     assert outputs[0].dtype == np.float32
-    assert record.memory["planned_used"] == 32
+    assert record.memory.planned_used == 32
     assert record.ticks() == (10, 20, 1000)
     assert record.log_lines == ["executor_runner: some log text"]
 

@@ -17,7 +17,7 @@ from kprogram import EditedProgram
 from sdk.firmware.boards import load_board
 from sdk.program.pte import load_program, operator_name
 from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import RunResult, run_built
+from sdk.targets.run import RunReport, run_built
 
 BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0
@@ -66,15 +66,15 @@ def refused(host_run) -> Callable[[EditedProgram], tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
-def qemu_run(tmp_path_factory) -> Callable[..., RunResult]:
-    """qemu_run(elf, pte, inputs) -> RunResult: boots a built firmware on QEMU (mps3-an547,
+def qemu_run(tmp_path_factory) -> Callable[..., RunReport]:
+    """qemu_run(elf, pte, inputs) -> RunReport: boots a built firmware on QEMU (mps3-an547,
     -icount) with the program and inputs preloaded; a failure is a TargetError."""
     board = load_board(BOARD)
     target = QemuTarget(board)
     workdir = tmp_path_factory.mktemp("qemu")
     counter = itertools.count()
 
-    def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunResult:
+    def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunReport:
         folder = workdir / f"run{next(counter)}"
         return run_built(target, board, elf, load_program(pte), inputs, QEMU_TIMEOUT_S, folder)
 

@@ -4,9 +4,12 @@
 // method load the runtime looks the id up in a fixed-size registry, gives
 // the backend zeroed state memory from the metadata arena (state_size bytes,
 // 16-byte aligned) and calls init with the delegate's payload and compile
-// specs. At run time it calls execute with the call's arguments (inputs then
-// outputs, as the program lists them). A delegate whose backend is not
-// registered fails the load with Error::BackendMissing.
+// specs. Then, still at load, it calls the optional prepare once per
+// DelegateCall with that call's arguments (a backend checks the boundary
+// tensors there, so a program it cannot run fails at load). At run time it
+// calls execute with the call's arguments (inputs then outputs, as the
+// program lists them). A delegate whose backend is not registered fails the
+// load with Error::BackendMissing.
 #pragma once
 
 #include <stddef.h>
@@ -36,11 +39,24 @@ struct BackendInitContext {
   size_t state_size;
 };
 
+// One DelegateCall of an initialised delegate, at load. The values are loaded (dtype, shape,
+// planned data pointers) and stay put: what prepare checks holds for every execute.
+struct BackendPrepareContext {
+  void* state;           // the delegate's state, after init
+  Value* const* args;    // the call's arguments, as execute will get them
+  size_t nargs;
+  const Value* values;   // the method's value table: args[k] - values is a value index
+  uint8_t* scratch;      // the method's scratch, as execute's KernelContext will have it
+  size_t scratch_size;
+};
+
 struct Backend {
   const char* id;     // as the program names it, e.g. "EthosUBackend"
   size_t state_size;  // per-delegate state the runtime reserves
   Error (*init)(const BackendInitContext& ctx);
   Error (*execute)(void* state, KernelContext& ctx, Value* const* args, size_t nargs);
+  // Optional (nullptr): called by Method::load for each DelegateCall of this backend.
+  Error (*prepare)(const BackendPrepareContext& ctx);
 };
 
 constexpr size_t kMaxBackends = 4;

@@ -28,6 +28,7 @@ enum class Error : uint8_t {
   KernelFailed = 12,     // a kernel failed for a reason not covered above
   InvalidInputs = 13,    // the input bundle is malformed
   NoHardware = 14,       // the hardware a delegate needs is absent (no NPU)
+  BadMessage = 15,       // a host-link request out of place (kind, size, order, session)
 };
 
 // Name of an error code ("InvalidProgram"); "Unknown" for out-of-range values.

@@ -1,0 +1,249 @@
+// The Ethos-U55 driver (see driver.h for the sequence and the hooks).
+#include "driver.h"
+
+#include <stdio.h>
+#include <string.h>
+
+namespace ethosu {
+namespace {
+
+using rt::Error;
+using rt::ul;
+
+constexpr uint32_t kAlign = 16;  // the NPU's command queue and base pointers
+
+struct FaultBit {
+  uint32_t bit;
+  const char* name;
+};
+const FaultBit kFaultBits[] = {
+    {status::kBusStatus, "bus_status"},
+    {status::kCmdParseError, "cmd_parse_error"},
+    {status::kWdFault, "wd_fault"},
+    {status::kEccFault, "ecc_fault"},
+};
+
+unsigned long lo32(uint64_t v) { return static_cast<unsigned long>(v & 0xFFFFFFFFu); }
+
+}  // namespace
+
+NpuPlatform default_platform(uintptr_t base) {
+  NpuPlatform p = {};
+  p.base = base;
+  p.timeout_us = kDefaultTimeoutUs;
+  p.reset_polls = kDefaultResetPolls;
+  p.secure = true;  // Corstone-300 boots Secure, privileged
+  p.privileged = true;
+  p.qconfig = kDefaultQconfig;
+  p.regioncfg = kDefaultRegioncfg;
+  for (uint32_t& limit : p.axi_limit) {
+    limit = kDefaultAxiLimit;
+  }
+  return p;
+}
+
+void fault_names(uint32_t status_word, char* out, size_t out_size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (const FaultBit& f : kFaultBits) {
+    if ((status_word & f.bit) != 0 && used < out_size) {
+      int n = snprintf(out + used, out_size - used, "%s%s", used == 0 ? "" : " ", f.name);
+      used += n > 0 ? static_cast<size_t>(n) : 0;
+    }
+  }
+}
+
+Error Driver::probe(uint32_t* id, uint32_t* config) const {
+  RT_CHECK(p_.read32 != nullptr && p_.write32 != nullptr && p_.wait_for_irq != nullptr,
+           Error::Internal, "Ethos-U55 driver: platform hooks missing");
+  *id = read(reg::ID);
+  *config = read(reg::CONFIG);
+  // QEMU's placeholder at the NPU's address reads 0 and ignores writes.
+  RT_CHECK(*id != 0 && *config != 0, Error::NoHardware,
+           "no Ethos-U55 at 0x%08lx on this board (ID 0x%08lx, CONFIG 0x%08lx)", ul(p_.base),
+           ul(*id), ul(*config));
+  RT_CHECK(config_product(*config) == 0, Error::NoHardware,
+           "the NPU at 0x%08lx is not an Ethos-U55 (CONFIG 0x%08lx: product %lu)", ul(p_.base),
+           ul(*config), ul(config_product(*config)));
+  return Error::Ok;
+}
+
+Error Driver::check_config(uint32_t compiled_config, uint32_t compiled_id) const {
+  uint32_t id = 0;
+  uint32_t config = 0;
+  RT_TRY(probe(&id, &config));
+  RT_CHECK(config_product(compiled_config) == config_product(config), Error::NotSupported,
+           "the command stream is for NPU product %lu (CONFIG 0x%08lx), the NPU is product %lu "
+           "(CONFIG 0x%08lx)",
+           ul(config_product(compiled_config)), ul(compiled_config), ul(config_product(config)),
+           ul(config));
+  RT_CHECK(config_macs_log2(compiled_config) == config_macs_log2(config), Error::NotSupported,
+           "the command stream is for %lu MACs per cycle (CONFIG 0x%08lx), the NPU has %lu "
+           "(CONFIG 0x%08lx)",
+           ul(1ul << config_macs_log2(compiled_config)), ul(compiled_config),
+           ul(1ul << config_macs_log2(config)), ul(config));
+  RT_CHECK(config_cmd_stream_version(compiled_config) == config_cmd_stream_version(config),
+           Error::NotSupported,
+           "the command stream has version %lu (CONFIG 0x%08lx), the NPU runs version %lu "
+           "(CONFIG 0x%08lx)",
+           ul(config_cmd_stream_version(compiled_config)), ul(compiled_config),
+           ul(config_cmd_stream_version(config)), ul(config));
+  bool arch_ok = id_arch_major(compiled_id) == id_arch_major(id) &&
+                 id_arch_minor(compiled_id) <= id_arch_minor(id);
+  RT_CHECK(arch_ok, Error::NotSupported,
+           "the command stream is for NPU architecture %lu.%lu.%lu (ID 0x%08lx), the NPU is "
+           "%lu.%lu.%lu (ID 0x%08lx)",
+           ul(id_arch_major(compiled_id)), ul(id_arch_minor(compiled_id)),
+           ul(id_arch_patch(compiled_id)), ul(compiled_id), ul(id_arch_major(id)),
+           ul(id_arch_minor(id)), ul(id_arch_patch(id)), ul(id));
+  return Error::Ok;
+}
+
+Error Driver::soft_reset() {
+  uint32_t level = (p_.privileged ? 1u : 0u) | (p_.secure ? 2u : 0u);  // pending_CPL, _CSL
+  write(reg::RESET, level);
+  uint32_t polls = p_.reset_polls == 0 ? kDefaultResetPolls : p_.reset_polls;
+  uint32_t s = read(reg::STATUS);
+  for (uint32_t i = 1; i < polls && (s & status::kResetStatus) != 0; ++i) {
+    s = read(reg::STATUS);
+  }
+  RT_CHECK((s & status::kResetStatus) == 0, Error::DelegateFailed,
+           "Ethos-U55 soft reset did not complete after %lu STATUS reads (STATUS 0x%08lx)",
+           ul(polls), ul(s));
+  uint32_t prot = read(reg::PROT);  // active_CPL bit 0, active_CSL bit 1
+  RT_CHECK((prot & 3u) == level, Error::DelegateFailed,
+           "Ethos-U55 did not take the privilege/security level 0x%lx after reset (PROT "
+           "0x%08lx)",
+           ul(level), ul(prot));
+  return Error::Ok;
+}
+
+uint64_t Driver::npu_address(const void* p) const {
+  return p_.npu_address != nullptr ? p_.npu_address(p_.ctx, p)
+                                   : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+Error Driver::check_faults(uint32_t s) {
+  if ((s & status::kFaults) != 0) {
+    char names[64];
+    fault_names(s, names, sizeof(names));
+    (void)soft_reset();  // fault bits clear only by reset; the fault is the news
+    return rt::fail(Error::DelegateFailed, "Ethos-U55 fault: %s (STATUS 0x%08lx)", names,
+                    ul(s));
+  }
+  RT_CHECK((s & status::kCmdEndReached) != 0, Error::DelegateFailed,
+           "Ethos-U55 interrupt without cmd_end_reached (STATUS 0x%08lx)", ul(s));
+  return Error::Ok;
+}
+
+Error Driver::invoke(const Job& job) {
+  RT_CHECK(job.command_stream != nullptr && job.command_stream_size > 0 &&
+               job.command_stream_size % 4 == 0 && job.num_regions <= kMaxRegions,
+           Error::InvalidArgument, "Ethos-U55 job: no command stream or too many regions");
+  uint64_t qbase = npu_address(job.command_stream);
+  RT_CHECK(qbase % kAlign == 0, Error::InvalidArgument,
+           "Ethos-U55 job: command stream at 0x%08lx is not 16-byte aligned", lo32(qbase));
+  uint64_t basep[kMaxRegions] = {};
+  for (size_t r = 0; r < job.num_regions; ++r) {
+    if (job.regions[r] == nullptr) {
+      continue;
+    }
+    basep[r] = npu_address(job.regions[r]);
+    RT_CHECK(basep[r] % kAlign == 0, Error::InvalidArgument,
+             "Ethos-U55 job: region %lu at 0x%08lx is not 16-byte aligned", ul(r),
+             lo32(basep[r]));
+  }
+  uint32_t id = 0;
+  uint32_t config = 0;
+  RT_TRY(probe(&id, &config));
+  RT_TRY(soft_reset());
+  for (uint32_t i = 0; i < 4; ++i) {
+    write(reg::AXI_LIMIT0 + 4 * i, p_.axi_limit[i]);
+  }
+  // The NPU reads memory behind the CPU's cache: write back what it will read.
+  if (p_.clean_dcache != nullptr) {
+    p_.clean_dcache(p_.ctx, job.command_stream, job.command_stream_size);
+    for (size_t r = 0; r < job.num_regions; ++r) {
+      if (job.regions[r] != nullptr && job.region_sizes[r] > 0) {
+        p_.clean_dcache(p_.ctx, job.regions[r], job.region_sizes[r]);
+      }
+    }
+  }
+  write(reg::QBASE0, static_cast<uint32_t>(qbase));
+  write(reg::QBASE1, static_cast<uint32_t>(qbase >> 32));
+  write(reg::QSIZE, job.command_stream_size);
+  write(reg::QCONFIG, p_.qconfig);
+  write(reg::REGIONCFG, p_.regioncfg);
+  for (size_t r = 0; r < job.num_regions; ++r) {
+    write(reg::BASEP0 + 8 * static_cast<uint32_t>(r), static_cast<uint32_t>(basep[r]));
+    write(reg::BASEP0 + 8 * static_cast<uint32_t>(r) + 4, static_cast<uint32_t>(basep[r] >> 32));
+  }
+  write(reg::PMCR, 0x5);                // cnt_en | cycle_cnt_rst
+  write(reg::PMCNTENSET, 0x80000000u);  // the cycle counter
+  irq_done_ = false;
+  irq_status_ = 0;
+  cycles_ = 0;
+  write(reg::CMD, (read(reg::CMD) & cmd::kKeepQ) | cmd::kRun);
+
+  uint32_t timeout = p_.timeout_us == 0 ? kDefaultTimeoutUs : p_.timeout_us;
+  bool done = p_.wait_for_irq(p_.ctx, &irq_done_, timeout);
+  if (!done || !irq_done_) {
+    uint32_t s = read(reg::STATUS);
+    uint32_t qread = read(reg::QREAD);
+    (void)soft_reset();  // stop the NPU before its regions are reused
+    return rt::fail(Error::DelegateFailed,
+                    "Ethos-U55 did not finish within %lu us (STATUS 0x%08lx, QREAD %lu of %lu "
+                    "bytes)",
+                    ul(timeout), ul(s), ul(qread), ul(job.command_stream_size));
+  }
+  RT_TRY(check_faults(irq_status_));
+  cycles_ = (static_cast<uint64_t>(read(reg::PMCCNTR_HI) & 0xFFFF) << 32) | read(reg::PMCCNTR_LO);
+  // What the NPU wrote is in memory, not in the cache: drop the stale lines.
+  if (p_.invalidate_dcache != nullptr) {
+    for (size_t r = 0; r < job.num_regions; ++r) {
+      if (job.regions[r] != nullptr && job.region_sizes[r] > 0) {
+        p_.invalidate_dcache(p_.ctx, job.regions[r], job.region_sizes[r]);
+      }
+    }
+  }
+  return Error::Ok;
+}
+
+void Driver::handle_irq() {
+  irq_status_ = read(reg::STATUS);
+  write(reg::CMD, (read(reg::CMD) & cmd::kKeepQ) | cmd::kClearIrq);
+  irq_done_ = true;
+}
+
+#if defined(__ARM_ARCH) && !defined(SDK_HOST)
+namespace {
+constexpr uint32_t kLine = 32;  // Cortex-M55 D-cache line
+volatile uint32_t* const kDcimvac = reinterpret_cast<volatile uint32_t*>(0xE000EF5Cu);
+volatile uint32_t* const kDccmvac = reinterpret_cast<volatile uint32_t*>(0xE000EF68u);
+volatile uint32_t* const kDccimvac = reinterpret_cast<volatile uint32_t*>(0xE000EF70u);
+}  // namespace
+
+void cm55_clean_dcache(void*, const void* addr, size_t size) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr) & ~uintptr_t{kLine - 1};
+  uintptr_t end = reinterpret_cast<uintptr_t>(addr) + size;
+  __asm__ volatile("dsb" ::: "memory");
+  for (; a < end; a += kLine) {
+    *kDccmvac = static_cast<uint32_t>(a);
+  }
+  __asm__ volatile("dsb\n\tisb" ::: "memory");
+}
+
+void cm55_invalidate_dcache(void*, void* addr, size_t size) {
+  uintptr_t start = reinterpret_cast<uintptr_t>(addr);
+  uintptr_t end = start + size;
+  __asm__ volatile("dsb" ::: "memory");
+  for (uintptr_t a = start & ~uintptr_t{kLine - 1}; a < end; a += kLine) {
+    // A line shared with other data at either end is cleaned too, never just dropped.
+    bool partial = a < start || a + kLine > end;
+    *(partial ? kDccimvac : kDcimvac) = static_cast<uint32_t>(a);
+  }
+  __asm__ volatile("dsb\n\tisb" ::: "memory");
+}
+#endif
+
+}  // namespace ethosu

@@ -1,0 +1,325 @@
+// Fuzzing the host link: arbitrary byte streams into the frame decoder and the link server,
+// with the firmware's real kernels behind it. Nothing from the wire may crash the firmware.
+//
+// Built with libFuzzer when clang is there (-DSDK_LIBFUZZER), otherwise with the plain
+// mutation driver below:
+//   fuzz_link [--iterations N] [--seed S] [SEED.pte...]
+// An input is either a raw byte stream (first byte even) or a script (first byte odd) of
+// records `u8 kind, u8 flags, u16 length, payload` that the harness frames with a valid CRC,
+// so that mutations reach the handlers and not only the CRC check. flags: bit 0 wrong session,
+// bit 1 damaged CRC, bit 2 response flag set, bit 3 same seq as the record before
+// (a retransmission). The driver's seeds are scripts that load each SEED.pte, set its inputs,
+// run it and read its outputs; each iteration mutates a seed's script or its wire bytes.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "frame.h"
+#include "record.h"
+#include "server.h"
+#include "session.h"
+#include "sha256.h"
+#include "test_support.h"
+
+namespace {
+
+alignas(16) uint8_t g_metadata[1 << 18];
+alignas(16) uint8_t g_planned[1 << 20];
+alignas(16) uint8_t g_scratch[1 << 12];
+alignas(16) uint8_t g_slot[1 << 20];
+alignas(16) uint8_t g_stash[1 << 16];
+
+// Swallows what the server sends; a reset returns (the server boots again).
+class NullTransport final : public hostlink::Transport {
+ public:
+  size_t read(uint8_t*, size_t) override { return 0; }
+  void write(const uint8_t*, size_t size) override { written += size; }
+  bool wait() override { return false; }
+  void flush() override {}
+  void reset() override {}
+  uint32_t rx_overflows() override { return 0; }
+  size_t written = 0;
+};
+
+NullTransport g_transport;
+
+hostlink::Server& server() {
+  static const hostlink::ServerConfig config = {
+      {{g_metadata, sizeof(g_metadata)}, {g_planned, sizeof(g_planned)},
+       {g_scratch, sizeof(g_scratch)}},
+      {g_slot, sizeof(g_slot)},
+      {g_stash, sizeof(g_stash)},
+      {nullptr, 0},
+      "fuzz",
+      "fuzz",
+      "none",
+      0,
+      0,
+  };
+  static hostlink::Server instance(g_transport, config);
+  return instance;
+}
+
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+// Frames the script's records into a wire stream.
+std::vector<uint8_t> script_to_wire(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> wire;
+  uint8_t body[hostlink::kMaxBody];
+  uint8_t encoded[hostlink::kMaxWire];
+  uint32_t session = 0;
+  uint16_t seq = 0;
+  size_t at = 1;  // after the mode byte
+  while (at + 4 <= size) {
+    uint8_t kind = data[at];
+    uint8_t flags = data[at + 1];
+    size_t length = static_cast<size_t>(data[at + 2] | (data[at + 3] << 8));
+    at += 4;
+    length = length < size - at ? length : size - at;
+    length = length < hostlink::kMaxPayload ? length : hostlink::kMaxPayload;
+    if (kind == hostlink::kConnect && length == 4) {
+      session = get_u32(data + at);
+    }
+    if ((flags & 8) == 0) {
+      seq = static_cast<uint16_t>(seq == 0xFFFF ? 1 : seq + 1);
+    }
+    uint32_t frame_session = (flags & 1) != 0 ? session ^ 0x5A5A5A5Au : session;
+    uint8_t frame_flags = (flags & 4) != 0 ? hostlink::kFlagResponse : 0;
+    size_t n = hostlink::build_body(kind, seq, frame_session, frame_flags, data + at, length,
+                                    body, sizeof(body));
+    // A RUN of 2^32 iterations is a valid request that takes for ever: keep runs short.
+    if (kind == hostlink::kRun && length == 4 && n > 0) {
+      body[hostlink::kHeaderSize + 1] = body[hostlink::kHeaderSize + 2] = 0;
+      body[hostlink::kHeaderSize + 3] = 0;
+      body[hostlink::kHeaderSize] %= 5;
+      n = hostlink::build_body(kind, seq, frame_session, frame_flags, body + hostlink::kHeaderSize,
+                               length, body, sizeof(body));
+    }
+    at += length;
+    if (n == 0) {
+      continue;
+    }
+    if ((flags & 2) != 0) {
+      body[n - 1] ^= 0x01;
+    }
+    size_t w = hostlink::encode_wire(body, n, encoded, sizeof(encoded));
+    wire.insert(wire.end(), encoded, encoded + w);
+  }
+  return wire;
+}
+
+void run_one(const uint8_t* data, size_t size) {
+  hostlink::Server& s = server();
+  s.boot();
+  if (size == 0) {
+    return;
+  }
+  if ((data[0] & 1) == 0) {
+    s.receive(data + 1, size - 1);
+    return;
+  }
+  std::vector<uint8_t> wire = script_to_wire(data, size);
+  // In two pieces: a frame split across receive() calls must not matter.
+  size_t half = wire.size() / 2;
+  s.receive(wire.data(), half);
+  s.receive(wire.data() + half, wire.size() - half);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  run_one(data, size);
+  return 0;
+}
+
+#ifndef SDK_LIBFUZZER
+
+namespace {
+
+uint64_t g_state = 0x9E3779B97F4A7C15ull;
+
+uint64_t next_random() {
+  g_state ^= g_state << 13;
+  g_state ^= g_state >> 7;
+  g_state ^= g_state << 17;
+  return g_state;
+}
+
+size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next_random() % n); }
+
+void mutate(std::vector<uint8_t>& bytes) {
+  int mutations = 1 + static_cast<int>(below(4));
+  for (int m = 0; m < mutations && bytes.size() > 1; ++m) {
+    size_t at = 1 + below(bytes.size() - 1);  // keep the mode byte
+    switch (below(7)) {
+      case 0:
+        bytes[at] ^= static_cast<uint8_t>(1u << below(8));
+        break;
+      case 1:
+        bytes[at] = static_cast<uint8_t>(next_random());
+        break;
+      case 2: {  // a small or boundary value, where sizes, offsets and indices live
+        static const uint32_t kValues[] = {0, 1, 2, 4, 16, 48, 4096, 0xFFFF, 0xFFFFFFFF};
+        uint32_t v = kValues[below(sizeof(kValues) / sizeof(kValues[0]))];
+        if (at + 4 <= bytes.size()) memcpy(&bytes[at], &v, 4);
+        break;
+      }
+      case 3:
+        bytes.resize(at);
+        break;
+      case 4: {  // repeat a piece (retransmissions, duplicated chunks)
+        size_t from = below(bytes.size());
+        size_t n = below(64);
+        n = n < bytes.size() - from ? n : bytes.size() - from;
+        std::vector<uint8_t> piece(bytes.begin() + static_cast<long>(from),
+                                   bytes.begin() + static_cast<long>(from + n));
+        bytes.insert(bytes.begin() + static_cast<long>(at), piece.begin(), piece.end());
+        break;
+      }
+      case 5:
+        bytes[at] = 0;  // a delimiter in the wrong place
+        break;
+      default:
+        bytes.erase(bytes.begin() + static_cast<long>(at));
+        break;
+    }
+  }
+}
+
+void record(std::vector<uint8_t>& script, uint8_t kind, const std::vector<uint8_t>& payload,
+            uint8_t flags = 0) {
+  script.push_back(kind);
+  script.push_back(flags);
+  script.push_back(static_cast<uint8_t>(payload.size()));
+  script.push_back(static_cast<uint8_t>(payload.size() >> 8));
+  script.insert(script.end(), payload.begin(), payload.end());
+}
+
+void put_u32(std::vector<uint8_t>& v, uint32_t x) {
+  for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
+}
+
+// A script that loads `program`, sets its inputs (zeros), runs it twice, reads every output,
+// and exercises the other requests.
+std::vector<uint8_t> seed_script(const test::Bytes& program) {
+  std::vector<uint8_t> script = {1};
+  std::vector<uint8_t> p;
+  put_u32(p, 0xC0FFEE);
+  record(script, hostlink::kConnect, p);
+  record(script, hostlink::kInfo, {});
+  p.clear();
+  put_u32(p, static_cast<uint32_t>(program.size()));
+  uint8_t digest[hostlink::kSha256Size];
+  hostlink::sha256(program.data(), program.size(), digest);
+  p.insert(p.end(), digest, digest + sizeof(digest));
+  record(script, hostlink::kLoadBegin, p);
+  for (size_t offset = 0; offset < program.size(); offset += 4000) {
+    size_t n = program.size() - offset < 4000 ? program.size() - offset : 4000;
+    p.clear();
+    put_u32(p, static_cast<uint32_t>(offset));
+    p.insert(p.end(), program.data() + offset, program.data() + offset + n);
+    record(script, hostlink::kLoadData, p);
+  }
+  record(script, hostlink::kLoadEnd, {});
+  // The inputs as the program declares them, from a load of our own.
+  runner::Session session({{g_metadata, sizeof(g_metadata)}, {g_planned, sizeof(g_planned)},
+                           {g_scratch, sizeof(g_scratch)}});
+  size_t outputs = 0;
+  if (session.load({program.data(), program.size()}) == rt::Error::Ok) {
+    outputs = session.num_outputs();
+    for (size_t i = 0; i < session.num_inputs(); ++i) {
+      const rt::Tensor* t = nullptr;
+      if (session.input_tensor(i, &t) != rt::Error::Ok) {
+        continue;
+      }
+      for (size_t offset = 0; offset == 0 || offset < t->nbytes; offset += 2048) {
+        size_t n = t->nbytes - offset < 2048 ? t->nbytes - offset : 2048;
+        p.clear();
+        p.push_back(static_cast<uint8_t>(i));
+        p.push_back(static_cast<uint8_t>(i >> 8));
+        p.push_back(static_cast<uint8_t>(t->dtype));
+        p.push_back(t->dim);
+        put_u32(p, static_cast<uint32_t>(t->nbytes));
+        put_u32(p, static_cast<uint32_t>(offset));
+        put_u32(p, 0);
+        for (int d = 0; d < rt::kMaxDims; ++d) {
+          put_u32(p, static_cast<uint32_t>(d < t->dim ? t->sizes[d] : 0));
+        }
+        p.resize(p.size() + n, 0);
+        record(script, hostlink::kSetInput, p);
+        if (t->nbytes == 0) break;
+      }
+    }
+  }
+  session.unload();
+  p.clear();
+  put_u32(p, 2);
+  record(script, hostlink::kRun, p);
+  record(script, hostlink::kRun, p, 8);  // retransmitted
+  for (size_t i = 0; i < outputs; ++i) {
+    p.clear();
+    p.push_back(static_cast<uint8_t>(i));
+    p.push_back(0);
+    p.push_back(0);
+    p.push_back(0);
+    put_u32(p, 0);
+    put_u32(p, 1000);
+    record(script, hostlink::kGetOutput, p);
+  }
+  record(script, hostlink::kStats, {});
+  p = {2, 0, 0, 0};
+  put_u32(p, 100);
+  record(script, hostlink::kLinkTest, p);
+  record(script, hostlink::kInfo, {}, 1);
+  record(script, hostlink::kReset, {});
+  record(script, hostlink::kInfo, {});
+  return script;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long iterations = 1000;
+  std::vector<std::vector<uint8_t>> seeds;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+      iterations = strtol(argv[++i], nullptr, 0);
+    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      g_state = (strtoull(argv[++i], nullptr, 0) + 1) * 0x9E3779B97F4A7C15ull;
+    } else {
+      test::Bytes program = test::read_file(argv[i]);
+      if (program.size() == 0) {
+        fprintf(stderr, "fuzz_link: cannot read %s\n", argv[i]);
+        return 2;
+      }
+      seeds.push_back(seed_script(program));
+    }
+  }
+  if (seeds.empty()) {
+    seeds.push_back(seed_script(test::Bytes()));  // no program: the protocol alone
+  }
+  long scripts = 0;
+  for (long it = 0; it < iterations; ++it) {
+    std::vector<uint8_t> input = seeds[below(seeds.size())];
+    if (below(3) == 0) {  // mutate the framed bytes instead: the decoder's paths
+      std::vector<uint8_t> wire = script_to_wire(input.data(), input.size());
+      input.assign(1, 0);
+      input.insert(input.end(), wire.begin(), wire.end());
+    } else {
+      ++scripts;
+    }
+    mutate(input);
+    run_one(input.data(), input.size());
+  }
+  printf("fuzz_link: %ld iterations (%ld scripts, %ld byte streams), %lu bytes answered\n",
+         iterations, scripts, iterations - scripts, static_cast<unsigned long>(g_transport.written));
+  return 0;
+}
+
+#endif  // SDK_LIBFUZZER

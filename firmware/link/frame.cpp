@@ -1,0 +1,111 @@
+// Link frames (see frame.h).
+#include "frame.h"
+
+#include <string.h>
+
+#include "record.h"  // runner::crc32
+
+namespace hostlink {
+namespace {
+
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) {
+    p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+}
+
+}  // namespace
+
+bool parse_body(const uint8_t* body, size_t size, Frame* frame, NakReason* why) {
+  if (size < kMinBody) {
+    *why = NakReason::TooShort;
+    return false;
+  }
+  if (size > kMaxBody) {
+    *why = NakReason::TooLong;
+    return false;
+  }
+  // The CRC first: a damaged header byte is a damaged frame, reported as such.
+  if (runner::crc32(body, size - kCrcSize) != get_u32(body + size - kCrcSize)) {
+    *why = NakReason::Crc;
+    return false;
+  }
+  size_t length = get_u16(body + 8);
+  if (body[0] != kProtocolVersion || length != size - kMinBody ||
+      (body[10] & ~kFlagResponse) != 0 || body[11] != 0) {
+    *why = NakReason::BadHeader;
+    return false;
+  }
+  *frame = Frame{body[1], get_u16(body + 2), get_u32(body + 4), body[10], body + kHeaderSize,
+                 length};
+  return true;
+}
+
+size_t build_body(uint8_t kind, uint16_t seq, uint32_t session, uint8_t flags,
+                  const uint8_t* payload, size_t length, uint8_t* out, size_t capacity) {
+  if (length > kMaxPayload || capacity < kMinBody + length) {
+    return 0;
+  }
+  if (length > 0 && payload != out + kHeaderSize) {
+    memmove(out + kHeaderSize, payload, length);
+  }
+  out[0] = kProtocolVersion;
+  out[1] = kind;
+  out[2] = static_cast<uint8_t>(seq);
+  out[3] = static_cast<uint8_t>(seq >> 8);
+  put_u32(out + 4, session);
+  out[8] = static_cast<uint8_t>(length);
+  out[9] = static_cast<uint8_t>(length >> 8);
+  out[10] = flags;
+  out[11] = 0;
+  put_u32(out + kHeaderSize + length, runner::crc32(out, kHeaderSize + length));
+  return kMinBody + length;
+}
+
+size_t encode_wire(const uint8_t* body, size_t size, uint8_t* out, size_t capacity) {
+  if (capacity < 2) {
+    return 0;
+  }
+  size_t n = cobs_encode(body, size, out + 1, capacity - 2);
+  if (n == 0) {
+    return 0;
+  }
+  out[0] = 0;
+  out[n + 1] = 0;
+  return n + 2;
+}
+
+Deframer::Event Deframer::push(uint8_t byte, NakReason* why) {
+  if (byte != 0) {
+    if (size_ < sizeof(buffer_)) {
+      buffer_[size_++] = byte;
+    } else {
+      overflowed_ = true;  // keep counting nothing: the frame is lost anyway
+    }
+    return Event::None;
+  }
+  size_t size = size_;
+  bool overflowed = overflowed_;
+  clear();
+  if (overflowed) {
+    *why = NakReason::TooLong;
+    return Event::Dropped;
+  }
+  if (size == 0) {
+    return Event::None;  // two delimiters in a row
+  }
+  if (!cobs_decode(buffer_, size, buffer_, sizeof(buffer_), &body_size_)) {
+    *why = NakReason::Cobs;
+    return Event::Dropped;
+  }
+  return Event::Body;
+}
+
+}  // namespace hostlink

@@ -1,0 +1,70 @@
+// Link frames (docs/link.md "Frames"): the body (header, payload, CRC-32), its COBS encoding
+// between 0x00 delimiters, and the byte-stream deframer.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cobs.h"
+
+namespace hostlink {
+
+constexpr uint8_t kProtocolVersion = 1;
+constexpr size_t kHeaderSize = 12;
+constexpr size_t kCrcSize = 4;
+constexpr size_t kMaxPayload = 4096;
+constexpr size_t kMinBody = kHeaderSize + kCrcSize;
+constexpr size_t kMaxBody = kHeaderSize + kMaxPayload + kCrcSize;
+constexpr size_t kMaxEncoded = cobs_max_encoded(kMaxBody);
+constexpr size_t kMaxWire = kMaxEncoded + 2;  // with both delimiters
+constexpr uint8_t kFlagResponse = 1u << 0;
+
+// Why a frame was dropped: the NAK payload.
+enum class NakReason : uint8_t { Crc = 1, TooLong = 2, BadHeader = 3, Cobs = 4, TooShort = 5 };
+
+struct Frame {
+  uint8_t kind;
+  uint16_t seq;
+  uint32_t session;
+  uint8_t flags;
+  const uint8_t* payload;  // inside the body it was parsed from
+  size_t length;
+};
+
+// Check a decoded body (size, CRC, version, length field, reserved bits) and describe it.
+// False with *why set when the frame must be dropped.
+bool parse_body(const uint8_t* body, size_t size, Frame* frame, NakReason* why);
+
+// Write the body of a frame into `out` (room for kHeaderSize + length + kCrcSize). The payload
+// may already sit at out + kHeaderSize (then `payload` is that pointer). Returns its size;
+// 0 when length > kMaxPayload or it does not fit.
+size_t build_body(uint8_t kind, uint16_t seq, uint32_t session, uint8_t flags,
+                  const uint8_t* payload, size_t length, uint8_t* out, size_t capacity);
+
+// 0x00, COBS(body), 0x00 into `out`; returns the wire size, 0 when it does not fit.
+size_t encode_wire(const uint8_t* body, size_t size, uint8_t* out, size_t capacity);
+
+// Turns a byte stream into bodies. Bytes between two 0x00 are one encoded frame; an empty one
+// is ignored; one longer than any valid frame stops being stored as soon as it overflows.
+class Deframer {
+ public:
+  enum class Event : uint8_t { None, Body, Dropped };
+
+  // Take one byte. Body: body()/body_size() hold the decoded frame until the next push.
+  // Dropped: *why says why (TooLong, Cobs).
+  Event push(uint8_t byte, NakReason* why);
+  const uint8_t* body() const { return buffer_; }
+  size_t body_size() const { return body_size_; }
+  void clear() {
+    size_ = 0;
+    overflowed_ = false;
+  }
+
+ private:
+  uint8_t buffer_[kMaxEncoded];  // encoded bytes, decoded in place at the delimiter
+  size_t size_ = 0;
+  size_t body_size_ = 0;
+  bool overflowed_ = false;
+};
+
+}  // namespace hostlink

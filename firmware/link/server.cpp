@@ -1,0 +1,678 @@
+// The host-link server (see server.h, docs/link.md).
+#include "server.h"
+
+#include <string.h>
+
+#include "platform.h"
+#include "record.h"
+#include "rt/kernel.h"
+#include "runner.h"
+
+namespace hostlink {
+namespace {
+
+using rt::ul;
+
+constexpr uint8_t kLinkTestSink = 1;
+constexpr uint8_t kLinkTestSource = 2;
+constexpr size_t kShaRequestSize = 4 + kSha256Size;  // LOAD_BEGIN, LOAD_SLOT
+constexpr size_t kMaxTextLength = 255;               // u8-length strings
+
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+
+uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+const char* kind_name(uint8_t kind) {
+  switch (kind) {
+    case kHello: return "HELLO";
+    case kConnect: return "CONNECT";
+    case kInfo: return "INFO";
+    case kLoadBegin: return "LOAD_BEGIN";
+    case kLoadData: return "LOAD_DATA";
+    case kLoadEnd: return "LOAD_END";
+    case kLoadSlot: return "LOAD_SLOT";
+    case kSetInput: return "SET_INPUT";
+    case kRun: return "RUN";
+    case kGetOutput: return "GET_OUTPUT";
+    case kStats: return "STATS";
+    case kReset: return "RESET";
+    case kLinkTest: return "LINK_TEST";
+    case kNak: return "NAK";
+    case kError: return "ERROR";
+    default: return "unknown";
+  }
+}
+
+// Same mapping as the text record's reason="...": printable ASCII only.
+uint8_t printable(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return u < 0x20 || u > 0x7e ? '?' : (c == '"' ? '\'' : u);
+}
+
+// Little-endian payload writer over a fixed buffer; `full` once anything did not fit.
+class Writer {
+ public:
+  Writer(uint8_t* data, size_t capacity) : data_(data), capacity_(capacity) {}
+  Writer& u8(uint8_t v) { return put(&v, 1); }
+  Writer& u16(uint16_t v) {
+    uint8_t b[2] = {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8)};
+    return put(b, 2);
+  }
+  Writer& u32(uint32_t v) {
+    uint8_t b[4];
+    for (int i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+    return put(b, 4);
+  }
+  Writer& u64(uint64_t v) { return u32(static_cast<uint32_t>(v)).u32(static_cast<uint32_t>(v >> 32)); }
+  Writer& put(const void* p, size_t n) {
+    if (n > capacity_ - size_) {
+      full_ = true;
+      return *this;
+    }
+    memcpy(data_ + size_, p, n);
+    size_ += n;
+    return *this;
+  }
+  // u8 length + bytes, cut to 255 and to printable ASCII.
+  Writer& text(const char* s) {
+    size_t n = strlen(s);
+    n = n > kMaxTextLength ? kMaxTextLength : n;
+    if (n + 1 > capacity_ - size_) {
+      full_ = true;
+      return *this;
+    }
+    data_[size_++] = static_cast<uint8_t>(n);
+    for (size_t i = 0; i < n; ++i) data_[size_++] = printable(s[i]);
+    return *this;
+  }
+  size_t size() const { return size_; }
+  size_t room() const { return capacity_ - size_; }
+  bool full() const { return full_; }
+
+ private:
+  uint8_t* data_;
+  size_t capacity_;
+  size_t size_ = 0;
+  bool full_ = false;
+};
+
+rt::Error expect_size(const Frame& request, size_t size) {
+  RT_CHECK(request.length == size, rt::Error::BadMessage, "%s payload is %lu bytes, expected %lu",
+           kind_name(request.kind), ul(request.length), ul(size));
+  return rt::Error::Ok;
+}
+
+void put_tensor_header(Writer& w, uint16_t index, const rt::Tensor& t, uint32_t offset,
+                       uint32_t crc) {
+  w.u16(index).u8(static_cast<uint8_t>(t.dtype)).u8(t.dim).u32(static_cast<uint32_t>(t.nbytes));
+  w.u32(offset).u32(crc);
+  for (int d = 0; d < rt::kMaxDims; ++d) {
+    w.u32(static_cast<uint32_t>(d < t.dim ? t.sizes[d] : 0));
+  }
+}
+
+}  // namespace
+
+Server::Server(Transport& transport, const ServerConfig& config)
+    : transport_(transport), config_(config), runner_(config.memory) {}
+
+void Server::boot() {
+  forget_program();
+  session_id_ = 0;
+  kept_valid_ = false;
+  deframer_.clear();
+  sink_remaining_ = 0;
+  reset_pending_ = false;
+  if (config_.embedded_program.size > 0) {
+    uint8_t sha[kSha256Size];
+    sha256(config_.embedded_program.data, config_.embedded_program.size, sha);
+    rt::clear_error();
+    rt::Error err = load_program(config_.embedded_program, sha);
+    if (err != rt::Error::Ok) {
+      // Console text before HELLO: INFO says program_loaded=0, this says why.
+      size_t n = 0;
+      auto add = [&](const char* text) {
+        for (; *text != '\0' && n + 1 < sizeof(tx_body_); ++text) {
+          tx_body_[n++] = printable(*text);
+        }
+      };
+      add("executor_runner: the embedded program did not load: ");
+      add(rt::error_name(err));
+      add(": ");
+      add(rt::last_error_reason());
+      tx_body_[n++] = '\n';
+      transport_.write(tx_body_, n);
+    }
+  }
+  size_t n = info_payload();
+  size_t body = build_body(kHello, 0, 0, kFlagResponse, tx_payload(), n, tx_body_,
+                           sizeof(tx_body_));
+  size_t wire = encode_wire(tx_body_, body, kept_wire_, sizeof(kept_wire_));
+  transport_.write(kept_wire_, wire);
+}
+
+void Server::serve() {
+  uint8_t chunk[256];
+  for (;;) {
+    size_t n = transport_.read(chunk, sizeof(chunk));
+    if (n > 0) {
+      receive(chunk, n);
+    } else if (!transport_.wait()) {
+      return;
+    }
+  }
+}
+
+void Server::receive(const uint8_t* data, size_t size) {
+  size_t i = 0;
+  while (i < size && !reset_pending_) {
+    if (sink_remaining_ > 0) {
+      size_t take = size - i < sink_remaining_ ? size - i : sink_remaining_;
+      i += take;
+      sink_remaining_ -= static_cast<uint32_t>(take);
+      if (sink_remaining_ == 0) {
+        link_test_done();
+      }
+      continue;
+    }
+    NakReason why = NakReason::BadHeader;
+    Deframer::Event event = deframer_.push(data[i++], &why);
+    if (event == Deframer::Event::Body) {
+      handle_body(deframer_.body(), deframer_.body_size());
+    } else if (event == Deframer::Event::Dropped) {
+      send_nak(why);
+    }
+  }
+  if (reset_pending_) {
+    // What followed RESET is lost, as on a board whose reset takes the UART with it.
+    transport_.flush();
+    transport_.reset();
+    boot();
+  }
+}
+
+void Server::handle_body(const uint8_t* body, size_t size) {
+  Frame request;
+  NakReason why = NakReason::BadHeader;
+  if (!parse_body(body, size, &request, &why)) {
+    send_nak(why);
+    return;
+  }
+  if ((request.flags & kFlagResponse) != 0) {
+    send_nak(NakReason::BadHeader);  // a response is never a request
+    return;
+  }
+  handle(request);
+}
+
+void Server::handle(const Frame& request) {
+  // A retransmission: the kept answer, without doing the work again.
+  if (kept_valid_ && request.seq == kept_seq_ && request.kind == kept_kind_ &&
+      request.session == kept_session_) {
+    transport_.write(kept_wire_, kept_size_);
+    return;
+  }
+  rt::clear_error();
+  rt::Error err = rt::Error::Ok;
+  size_t n = 0;
+  if (request.kind != kConnect && request.session != session_id_) {
+    err = rt::fail(rt::Error::BadMessage, "%s for session 0x%08lx, the firmware's is 0x%08lx",
+                   kind_name(request.kind), ul(request.session), ul(session_id_));
+  } else {
+    uint64_t start = platform_ticks();
+    err = dispatch(request, &n);
+    uint64_t ticks = platform_ticks() - start;
+    if (request.kind == kLoadBegin || request.kind == kLoadData || request.kind == kLoadEnd ||
+        request.kind == kLoadSlot) {
+      stats_load_ticks_ += ticks;
+    } else if (request.kind == kSetInput) {
+      stats_input_ticks_ += ticks;
+    } else if (request.kind == kGetOutput) {
+      stats_output_ticks_ += ticks;
+    }
+  }
+  kept_kind_ = request.kind;
+  kept_seq_ = request.seq;
+  kept_session_ = request.session;
+  if (err != rt::Error::Ok) {
+    send_error(err, request.kind, request.seq);
+    return;
+  }
+  send(request.kind, request.seq, n, true);
+  if (request.kind == kReset) {
+    reset_pending_ = true;
+  } else if (request.kind == kLinkTest) {
+    link_test_start_ = platform_ticks();
+    link_test_seq_ = request.seq;
+    if (request.payload[0] == kLinkTestSource) {
+      uint8_t pattern[64];
+      memset(pattern, 0x55, sizeof(pattern));
+      for (uint32_t left = link_test_count_; left > 0;) {
+        uint32_t n_out = left < sizeof(pattern) ? left : static_cast<uint32_t>(sizeof(pattern));
+        transport_.write(pattern, n_out);
+        left -= n_out;
+      }
+      link_test_done();
+    } else {
+      sink_remaining_ = link_test_count_;
+      if (sink_remaining_ == 0) {
+        link_test_done();
+      }
+    }
+  }
+}
+
+rt::Error Server::dispatch(const Frame& request, size_t* n) {
+  switch (request.kind) {
+    case kConnect:
+      return on_connect(request, n);
+    case kInfo:
+      RT_TRY(expect_size(request, 0));
+      *n = info_payload();
+      return rt::Error::Ok;
+    case kLoadBegin:
+      return on_load_begin(request, n);
+    case kLoadData:
+      return on_load_data(request, n);
+    case kLoadEnd:
+      return on_load_end(request, n);
+    case kLoadSlot:
+      return on_load_slot(request, n);
+    case kSetInput:
+      return on_set_input(request, n);
+    case kRun:
+      return on_run(request, n);
+    case kGetOutput:
+      return on_get_output(request, n);
+    case kStats:
+      RT_TRY(expect_size(request, 0));
+      return on_stats(n);
+    case kReset:
+      RT_TRY(expect_size(request, 0));
+      *n = 0;
+      return rt::Error::Ok;
+    case kLinkTest:
+      return on_link_test(request, n);
+    default:
+      return rt::fail(rt::Error::BadMessage, "unknown request kind 0x%02x (%s)", request.kind,
+                      kind_name(request.kind));
+  }
+}
+
+rt::Error Server::on_connect(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 4));
+  session_id_ = get_u32(request.payload);
+  load_state_ = LoadState::Idle;  // a new host starts its loads afresh
+  *n = info_payload();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_load_begin(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, kShaRequestSize));
+  forget_program();
+  uint32_t size = get_u32(request.payload);
+  RT_CHECK(size <= config_.program_slot.size, rt::Error::OutOfMemory,
+           "a program of %lu bytes does not fit the %lu-byte program slot", ul(size),
+           ul(config_.program_slot.size));
+  load_state_ = LoadState::Receiving;
+  load_size_ = size;
+  load_received_ = 0;
+  memcpy(load_sha_, request.payload + 4, kSha256Size);
+  load_hash_.reset();
+  Writer(tx_payload(), kMaxPayload).u32(static_cast<uint32_t>(config_.program_slot.size));
+  *n = 4;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_load_data(const Frame& request, size_t* n) {
+  RT_CHECK(request.length >= 4, rt::Error::BadMessage, "LOAD_DATA payload is %lu bytes, at least 4",
+           ul(request.length));
+  RT_CHECK(load_state_ == LoadState::Receiving, rt::Error::BadMessage,
+           "LOAD_DATA without a LOAD_BEGIN");
+  uint32_t offset = get_u32(request.payload);
+  size_t size = request.length - 4;
+  RT_CHECK(offset == load_received_, rt::Error::BadMessage,
+           "LOAD_DATA chunk at offset %lu, expected %lu (chunks come in order)", ul(offset),
+           ul(load_received_));
+  RT_CHECK(size <= load_size_ - load_received_, rt::Error::BadMessage,
+           "LOAD_DATA chunk of %lu bytes at offset %lu passes the announced %lu bytes", ul(size),
+           ul(offset), ul(load_size_));
+  memcpy(config_.program_slot.data + offset, request.payload + 4, size);
+  load_hash_.update(request.payload + 4, size);
+  load_received_ += static_cast<uint32_t>(size);
+  Writer(tx_payload(), kMaxPayload).u32(load_received_);
+  *n = 4;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_load_end(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 0));
+  RT_CHECK(load_state_ == LoadState::Receiving, rt::Error::BadMessage,
+           "LOAD_END without a LOAD_BEGIN");
+  RT_CHECK(load_received_ == load_size_, rt::Error::BadMessage,
+           "LOAD_END after %lu of the announced %lu bytes", ul(load_received_), ul(load_size_));
+  load_state_ = LoadState::Idle;
+  uint8_t digest[kSha256Size];
+  load_hash_.finish(digest);
+  RT_CHECK(memcmp(digest, load_sha_, kSha256Size) == 0, rt::Error::InvalidProgram,
+           "the program's SHA-256 is not the one LOAD_BEGIN announced (corrupt transfer)");
+  RT_TRY(load_program({config_.program_slot.data, load_size_}, digest));
+  *n = loaded_payload();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, kShaRequestSize));
+  forget_program();
+  uint32_t size = get_u32(request.payload);
+  rt::ConstBytes program;
+  RT_TRY(runner::open_blob(config_.program_slot.data, config_.program_slot.size,
+                           runner::kProgramMagic, rt::Error::InvalidProgram, &program));
+  RT_CHECK(program.size == size, rt::Error::InvalidProgram,
+           "the program slot's blob holds %lu bytes, LOAD_SLOT announced %lu", ul(program.size),
+           ul(size));
+  uint8_t digest[kSha256Size];
+  sha256(program.data, program.size, digest);
+  RT_CHECK(memcmp(digest, request.payload + 4, kSha256Size) == 0, rt::Error::InvalidProgram,
+           "the program slot's SHA-256 is not the one LOAD_SLOT announced");
+  RT_TRY(load_program(program, digest));
+  *n = loaded_payload();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_set_input(const Frame& request, size_t* n) {
+  RT_CHECK(runner_.loaded(), rt::Error::BadMessage, "SET_INPUT: no program loaded");
+  RT_CHECK(request.length >= kTensorHeaderSize, rt::Error::BadMessage,
+           "SET_INPUT payload is %lu bytes, shorter than its %lu-byte header", ul(request.length),
+           ul(kTensorHeaderSize));
+  const uint8_t* p = request.payload;
+  uint16_t index = get_u16(p);
+  runner::TensorDesc desc = {p[2], p[3], get_u32(p + 4), {}};
+  uint32_t offset = get_u32(p + 8);
+  RT_CHECK(get_u32(p + 12) == 0, rt::Error::BadMessage, "SET_INPUT: the crc32 field is not 0");
+  RT_CHECK(desc.ndim <= rt::kMaxDims, rt::Error::BadMessage,
+           "SET_INPUT: %u dimensions, at most %d", desc.ndim, rt::kMaxDims);
+  for (int d = 0; d < rt::kMaxDims; ++d) {
+    desc.sizes[d] = static_cast<int32_t>(get_u32(p + 16 + 4 * d));
+    RT_CHECK(d < desc.ndim || desc.sizes[d] == 0, rt::Error::BadMessage,
+             "SET_INPUT: size %d beyond its %u dimensions is not 0", d, desc.ndim);
+  }
+  RT_CHECK(index < runner_.num_inputs(), rt::Error::InputMismatch,
+           "input %u: the program takes %lu inputs", index, ul(runner_.num_inputs()));
+  RT_TRY(runner_.check_input(index, desc));
+  size_t size = request.length - kTensorHeaderSize;
+  RT_CHECK(offset == 0 || offset == input_received_[index], rt::Error::BadMessage,
+           "input %u: chunk at offset %lu, expected %lu (chunks come in order)", index,
+           ul(offset), ul(input_received_[index]));
+  RT_CHECK(size <= desc.nbytes - offset, rt::Error::BadMessage,
+           "input %u: chunk of %lu bytes at offset %lu passes its %lu bytes", index, ul(size),
+           ul(offset), ul(desc.nbytes));
+  RT_TRY(runner_.write_input(index, offset, p + kTensorHeaderSize, size));
+  if (stash_needed_ <= config_.input_stash.size && size > 0) {
+    memcpy(config_.input_stash.data + stash_offset_[index] + offset, p + kTensorHeaderSize, size);
+  }
+  input_received_[index] = offset + static_cast<uint32_t>(size);
+  input_set_[index] = input_received_[index] == desc.nbytes;
+  input_fresh_[index] = input_set_[index];
+  outputs_valid_ = false;  // an output may share an input's memory (an identity program)
+  Writer(tx_payload(), kMaxPayload).u16(index).u16(0).u32(input_received_[index]);
+  *n = 8;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_run(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 4));
+  uint32_t iterations = get_u32(request.payload);
+  RT_CHECK(iterations >= 1, rt::Error::BadMessage, "RUN: 0 iterations");
+  RT_CHECK(runner_.loaded(), rt::Error::BadMessage, "RUN: no program loaded");
+  for (size_t i = 0; i < runner_.num_inputs(); ++i) {
+    RT_CHECK(input_set_[i], rt::Error::BadMessage,
+             "RUN: input %lu has not been set since the LOAD (%lu of its bytes arrived)", ul(i),
+             ul(input_received_[i]));
+  }
+  RT_TRY(runner_.check_outputs());
+  outputs_valid_ = false;
+  crc_index_ = SIZE_MAX;
+  runner::RunTiming timing = {0, 0, 0, 0, 0};
+  rt::Error err = rt::Error::Ok;
+  for (uint32_t it = 0; it < iterations && err == rt::Error::Ok; ++it) {
+    err = restore_inputs();  // outside the timed execute()
+    if (err != rt::Error::Ok) {
+      break;
+    }
+    runner::RunTiming one;
+    err = runner_.execute(1, &one);
+    if (err != rt::Error::Ok && iterations > 1) {
+      rt::add_context("iteration %lu of %lu", ul(it + 1), ul(iterations));
+    }
+    timing.total_ticks += one.total_ticks;
+    timing.last_ticks = one.last_ticks;
+    if (err == rt::Error::Ok) {
+      timing.min_ticks = it == 0 || one.last_ticks < timing.min_ticks ? one.last_ticks : timing.min_ticks;
+      timing.max_ticks = one.last_ticks > timing.max_ticks ? one.last_ticks : timing.max_ticks;
+      timing.iterations = it + 1;
+    }
+  }
+  stats_runs_ += timing.iterations;
+  stats_run_ticks_ += timing.total_ticks;
+  stats_last_run_ticks_ = timing.last_ticks;
+  RT_TRY(err);
+  for (size_t i = 0; i < runner_.num_outputs(); ++i) {
+    const rt::Tensor* tensor = nullptr;
+    RT_TRY(runner_.output_tensor(i, &tensor));
+  }
+  outputs_valid_ = true;
+  Writer w(tx_payload(), kMaxPayload);
+  w.u32(timing.iterations).u32(platform_tick_hz());
+  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks);
+  *n = w.size();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_get_output(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 12));
+  uint16_t index = get_u16(request.payload);
+  uint32_t offset = get_u32(request.payload + 4);
+  uint32_t max_bytes = get_u32(request.payload + 8);
+  RT_CHECK(get_u16(request.payload + 2) == 0, rt::Error::BadMessage,
+           "GET_OUTPUT: reserved field is not 0");
+  RT_CHECK(outputs_valid_, rt::Error::BadMessage,
+           "GET_OUTPUT: no RUN has passed since the program or an input was set");
+  RT_CHECK(index < runner_.num_outputs(), rt::Error::BadMessage,
+           "GET_OUTPUT: no output %u (the program has %lu)", index, ul(runner_.num_outputs()));
+  const rt::Tensor* tensor = nullptr;
+  RT_TRY(runner_.output_tensor(index, &tensor));
+  RT_CHECK(offset <= tensor->nbytes, rt::Error::BadMessage,
+           "GET_OUTPUT: offset %lu passes output %u's %lu bytes", ul(offset), index,
+           ul(tensor->nbytes));
+  size_t size = tensor->nbytes - offset;
+  size = size < max_bytes ? size : max_bytes;
+  size = size < kMaxPayload - kTensorHeaderSize ? size : kMaxPayload - kTensorHeaderSize;
+  const uint8_t* data = static_cast<const uint8_t*>(tensor->data);
+  if (crc_index_ != index) {  // once per output, not once per chunk
+    crc_value_ = runner::crc32(data, tensor->nbytes);
+    crc_index_ = index;
+  }
+  Writer w(tx_payload(), kMaxPayload);
+  put_tensor_header(w, index, *tensor, offset, crc_value_);
+  w.put(data + offset, size);
+  *n = w.size();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_stats(size_t* n) {
+  Writer w(tx_payload(), kMaxPayload);
+  w.u32(platform_tick_hz()).u32(stats_runs_).u64(stats_load_ticks_).u64(stats_input_ticks_);
+  w.u64(stats_run_ticks_).u64(stats_last_run_ticks_).u64(stats_output_ticks_);
+  w.u32(0).u32(0).u64(0);  // no NPU PMU counts yet
+  *n = w.size();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_link_test(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 8));
+  const uint8_t* p = request.payload;
+  RT_CHECK(p[0] == kLinkTestSink || p[0] == kLinkTestSource, rt::Error::BadMessage,
+           "LINK_TEST mode %u, expected 1 (sink) or 2 (source)", p[0]);
+  RT_CHECK(p[1] == 0 && p[2] == 0 && p[3] == 0, rt::Error::BadMessage,
+           "LINK_TEST: reserved bytes are not 0");
+  link_test_count_ = get_u32(p + 4);
+  Writer(tx_payload(), kMaxPayload).u32(link_test_count_).u32(0).u64(0);
+  *n = 16;
+  return rt::Error::Ok;
+}
+
+void Server::link_test_done() {
+  uint64_t ticks = platform_ticks() - link_test_start_;
+  kept_kind_ = kLinkTest;
+  kept_seq_ = link_test_seq_;
+  kept_session_ = session_id_;
+  Writer(tx_payload(), kMaxPayload).u32(link_test_count_).u32(0).u64(ticks);
+  send(kLinkTest, link_test_seq_, 16, true);
+}
+
+size_t Server::info_payload() {
+  Writer w(tx_payload(), kMaxPayload);
+  w.u16(kProtocolVersion).u16(0).u32(kMaxPayload).u32(platform_tick_hz());
+  w.u32(config_.npu_id).u32(config_.npu_config_register);
+  w.u32(static_cast<uint32_t>(config_.memory.metadata.size));
+  w.u32(static_cast<uint32_t>(config_.memory.planned.size));
+  w.u32(static_cast<uint32_t>(config_.memory.scratch.size));
+  w.u32(static_cast<uint32_t>(config_.program_slot.size));
+  w.u8(runner_.loaded() ? 1 : 0).u8(0).u8(0).u8(0);
+  w.put(program_sha_, kSha256Size);
+  w.text(config_.firmware_version).text(config_.board).text(config_.npu_config);
+  size_t total = rt::kKernelTableSize;
+  uint16_t listed = 0;
+  size_t listed_at = w.size() + 2;
+  w.u16(static_cast<uint16_t>(total)).u16(0);
+  // As many operator names as fit the payload; kernels_total tells what was left out.
+  for (size_t i = 0; i < total && listed < UINT16_MAX; ++i) {
+    size_t len = strlen(rt::kKernelTable[i].name);
+    if ((len > kMaxTextLength ? kMaxTextLength : len) + 1 > w.room()) {
+      break;
+    }
+    w.text(rt::kKernelTable[i].name);
+    ++listed;
+  }
+  tx_payload()[listed_at] = static_cast<uint8_t>(listed);
+  tx_payload()[listed_at + 1] = static_cast<uint8_t>(listed >> 8);
+  return w.size();
+}
+
+size_t Server::loaded_payload() {
+  rt::MemoryUse use = runner_.memory_use();
+  Writer w(tx_payload(), kMaxPayload);
+  w.u64(runner_.init_ticks());
+  w.u32(static_cast<uint32_t>(use.metadata_used)).u32(static_cast<uint32_t>(use.metadata_size));
+  w.u32(static_cast<uint32_t>(use.planned_used)).u32(static_cast<uint32_t>(use.planned_size));
+  w.u16(static_cast<uint16_t>(runner_.num_inputs()));
+  w.u16(static_cast<uint16_t>(runner_.num_outputs()));
+  return w.size();
+}
+
+rt::Error Server::load_program(rt::ConstBytes program, const uint8_t sha[kSha256Size]) {
+  forget_program();
+  rt::Error err = runner_.load(program);
+  if (err == rt::Error::Ok && runner_.num_inputs() > kMaxInputs) {
+    err = rt::fail(rt::Error::NotSupported, "the program has %lu inputs, the link takes at most %lu",
+                   ul(runner_.num_inputs()), ul(kMaxInputs));
+  }
+  if (err == rt::Error::Ok && runner_.num_outputs() > UINT16_MAX) {
+    err = rt::fail(rt::Error::NotSupported, "the program has %lu outputs", ul(runner_.num_outputs()));
+  }
+  // Where each input's copy goes in the stash (16-byte aligned, checked sums).
+  for (size_t i = 0; err == rt::Error::Ok && i < runner_.num_inputs(); ++i) {
+    const rt::Tensor* tensor = nullptr;
+    err = runner_.input_tensor(i, &tensor);
+    if (err == rt::Error::Ok) {
+      stash_offset_[i] = stash_needed_;
+      size_t next = rt::align_up(stash_needed_ + tensor->nbytes, 16);  // < 2^31 each, <= 64
+      stash_needed_ = next;
+    }
+  }
+  if (err != rt::Error::Ok) {
+    runner_.unload();
+    stash_needed_ = 0;
+    return err;
+  }
+  memcpy(program_sha_, sha, kSha256Size);
+  return rt::Error::Ok;
+}
+
+rt::Error Server::restore_inputs() {
+  bool all_fresh = true;
+  for (size_t i = 0; i < runner_.num_inputs(); ++i) {
+    all_fresh = all_fresh && input_fresh_[i];
+  }
+  RT_CHECK(all_fresh || stash_needed_ <= config_.input_stash.size, rt::Error::OutOfMemory,
+           "the inputs need %lu bytes to be kept between runs, the stash has %lu: set them "
+           "again before each RUN of 1 iteration",
+           ul(stash_needed_), ul(config_.input_stash.size));
+  for (size_t i = 0; i < runner_.num_inputs(); ++i) {
+    if (input_fresh_[i]) {
+      input_fresh_[i] = false;  // the coming execute() may reuse its memory
+      continue;
+    }
+    const rt::Tensor* tensor = nullptr;
+    RT_TRY(runner_.input_tensor(i, &tensor));
+    RT_TRY(runner_.write_input(i, 0, config_.input_stash.data + stash_offset_[i], tensor->nbytes));
+  }
+  return rt::Error::Ok;
+}
+
+void Server::forget_program() {
+  runner_.unload();
+  load_state_ = LoadState::Idle;
+  memset(program_sha_, 0, sizeof(program_sha_));
+  memset(input_received_, 0, sizeof(input_received_));
+  memset(input_set_, 0, sizeof(input_set_));
+  memset(stash_offset_, 0, sizeof(stash_offset_));
+  stash_needed_ = 0;
+  memset(input_fresh_, 0, sizeof(input_fresh_));
+  outputs_valid_ = false;
+  crc_index_ = SIZE_MAX;
+  stats_runs_ = 0;
+  stats_load_ticks_ = 0;
+  stats_input_ticks_ = 0;
+  stats_run_ticks_ = 0;
+  stats_last_run_ticks_ = 0;
+  stats_output_ticks_ = 0;
+}
+
+void Server::send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep) {
+  size_t body = build_body(kind, seq, session_id_, kFlagResponse, tx_payload(), payload_size,
+                           tx_body_, sizeof(tx_body_));
+  size_t wire = encode_wire(tx_body_, body, kept_wire_, sizeof(kept_wire_));
+  kept_size_ = wire;
+  kept_valid_ = keep;  // kept_kind_/seq_/session_ name the request: set by the caller
+  transport_.write(kept_wire_, wire);
+}
+
+void Server::send_nak(NakReason why) {
+  uint8_t body[kMinBody + 1];
+  body[kHeaderSize] = static_cast<uint8_t>(why);
+  size_t size = build_body(kNak, 0, session_id_, kFlagResponse, body + kHeaderSize, 1, body,
+                           sizeof(body));
+  uint8_t wire[cobs_max_encoded(sizeof(body)) + 2];
+  size_t n = encode_wire(body, size, wire, sizeof(wire));
+  transport_.write(wire, n);
+}
+
+void Server::send_error(rt::Error err, uint8_t request_kind, uint16_t seq) {
+  const char* name = rt::error_name(err);
+  const char* reason = rt::last_error_reason();
+  Writer w(tx_payload(), kMaxPayload);
+  size_t name_length = strlen(name);
+  w.u8(static_cast<uint8_t>(err)).u8(static_cast<uint8_t>(name_length)).u16(request_kind);
+  w.put(name, name_length);
+  for (const char* c = reason; *c != '\0' && w.room() > 0; ++c) {
+    w.u8(printable(*c));
+  }
+  send(kError, seq, w.size(), true);
+}
+
+}  // namespace hostlink

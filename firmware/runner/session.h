@@ -1,0 +1,107 @@
+// A loaded program and its method, split into load / set inputs / execute / report.
+//
+// The text path (runner::run) and the host link (firmware/link/) both drive a Session; the
+// memory is the caller's (RunnerMemory), the program bytes must outlive the load.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/arena.h"
+#include "rt/error.h"
+#include "rt/method.h"
+#include "rt/program.h"
+#include "rt/tensor.h"
+
+namespace runner {
+
+struct RunnerMemory {
+  rt::Span metadata;
+  rt::Span planned;
+  rt::Span scratch;
+};
+
+// What a caller says about an input tensor (an SDKI record, a link TENSOR header).
+struct TensorDesc {
+  uint8_t dtype;
+  uint8_t ndim;
+  uint32_t nbytes;
+  int32_t sizes[rt::kMaxDims];
+};
+
+struct RunTiming {
+  uint32_t iterations;
+  uint64_t total_ticks;
+  uint64_t min_ticks;
+  uint64_t max_ticks;
+  uint64_t last_ticks;
+};
+
+// Receives the results of a run, one call per record (the text record: TextReporter).
+class Reporter {
+ public:
+  virtual void memory(const rt::MemoryUse& use) = 0;
+  virtual void output(size_t index, const rt::Tensor& tensor) = 0;
+  virtual void passed(size_t num_outputs, uint64_t init_ticks, uint64_t run_ticks,
+                      uint32_t tick_hz) = 0;
+  virtual void failed(rt::Error err) = 0;  // the reason is rt::last_error_reason()
+
+ protected:
+  ~Reporter() = default;
+};
+
+// The `@sdk` text record of docs/firmware.md.
+class TextReporter final : public Reporter {
+ public:
+  void memory(const rt::MemoryUse& use) override;
+  void output(size_t index, const rt::Tensor& tensor) override;
+  void passed(size_t num_outputs, uint64_t init_ticks, uint64_t run_ticks,
+              uint32_t tick_hz) override;
+  void failed(rt::Error err) override;
+};
+
+class Session {
+ public:
+  explicit Session(const RunnerMemory& memory) : memory_(memory) {}
+  Session(const Session&) = delete;  // the method points into program_
+  Session& operator=(const Session&) = delete;
+
+  // Verify the program and load its method (metadata, planned memory). Any previous load
+  // is forgotten first. `program` must stay alive and unchanged while loaded.
+  rt::Error load(rt::ConstBytes program);
+  void unload();
+  bool loaded() const { return loaded_; }
+  uint64_t init_ticks() const { return init_ticks_; }
+  rt::MemoryUse memory_use() const;
+
+  size_t num_inputs() const { return loaded_ ? method_.num_inputs() : 0; }
+  size_t num_outputs() const { return loaded_ ? method_.num_outputs() : 0; }
+
+  // Input i as a writable tensor: NotSupported for a non-tensor or constant input.
+  rt::Error input_tensor(size_t i, const rt::Tensor** tensor) const;
+  // dtype, shape and byte size of `desc` against input i (InputMismatch with both).
+  rt::Error check_input(size_t i, const TensorDesc& desc) const;
+  // The whole input (checked against `desc`).
+  rt::Error set_input(size_t i, const TensorDesc& desc, const uint8_t* data);
+  // Bytes [offset, offset + size) of input i, written in place; the caller checks the order.
+  rt::Error write_input(size_t i, size_t offset, const uint8_t* data, size_t size);
+
+  // NotSupported (before a run) when an output is not a tensor.
+  rt::Error check_outputs() const;
+  // execute() `iterations` times; a failing iteration stops with its error (and its number
+  // in the reason when iterations > 1).
+  rt::Error execute(uint32_t iterations, RunTiming* timing);
+  // Output i after a run: a tensor, or Internal when a kernel broke the value.
+  rt::Error output_tensor(size_t i, const rt::Tensor** tensor) const;
+  // The outputs are all tensors (what --outputs-on-error needs after a failure).
+  bool outputs_are_tensors() const;
+
+ private:
+  RunnerMemory memory_;
+  rt::Program program_;
+  rt::Method method_;
+  bool loaded_ = false;
+  uint64_t init_ticks_ = 0;
+};
+
+}  // namespace runner

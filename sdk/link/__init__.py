@@ -1,0 +1,1 @@
+"""The host link: framed messages over the console UART (docs/link.md)."""

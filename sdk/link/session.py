@@ -1,0 +1,521 @@
+"""A host-link session with the firmware over any pyserial port (docs/link.md).
+
+    with open_session("socket://127.0.0.1:5555", board="corstone300", log_path=log) as s:
+        record = s.run_program(program, inputs)   # a FirmwareRecord: check_record decides
+
+The same code drives a board on /dev/ttyACM0 (or rfc2217://, hwgrep://) and QEMU's UART on a
+TCP socket. Every wait has a timeout, every failure names the phase and what was seen last
+(frames and console text) and the log; a firmware reset mid-session is detected, never read as
+data. Firmware refusals (ERROR replies) become the record's result, so that the one check
+(`sdk.firmware.records.check_record`) judges link runs and text-record runs alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+import struct
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from sdk.errors import TargetError
+from sdk.firmware.records import (
+    FirmwareRecord,
+    MemoryUse,
+    Outcome,
+    OutputRecord,
+    parse_record,
+)
+from sdk.link import protocol as p
+from sdk.link.protocol import Kind
+
+DEFAULT_BAUD = 115200
+CONSOLE_TAIL = 600  # characters of console text quoted in an error
+
+
+class Port(Protocol):
+    """What the session needs of a port: pyserial's Serial (any URL) has it."""
+
+    timeout: float | None
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait for one response, per phase (a retransmission restarts the wait)."""
+
+    connect: float = 2.0
+    transfer: float = 2.0  # LOAD_*, SET_INPUT, GET_OUTPUT, INFO, STATS
+    run: float = 120.0
+    reset: float = 10.0
+
+
+class FirmwareRefused(Exception):
+    """An ERROR reply: the firmware refused a request (not a link failure)."""
+
+    def __init__(self, reply: p.ErrorReply) -> None:
+        super().__init__(f"{reply.name} (code {reply.code}): {reply.reason}")
+        self.reply = reply
+
+
+@dataclass
+class LinkLog:
+    """Everything sent and received, in a log file and (the tail) in memory for errors."""
+
+    path: Path | None
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=8))
+    console: str = ""
+    start: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self._file = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w")  # noqa: SIM115 - closed by close()
+
+    def event(self, text: str) -> None:
+        self.recent.append(text)
+        if self._file is not None:
+            self._file.write(f"{time.monotonic() - self.start:9.3f} {text}\n")
+            self._file.flush()
+
+    def console_text(self, text: str) -> None:
+        self.console += text
+        self.event(f"console: {text!r}")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def open_port(url: str, baud: int = DEFAULT_BAUD) -> Port:
+    """A pyserial port for `url` (/dev/ttyACM0, socket://, rfc2217://, hwgrep://...)."""
+    import serial
+
+    try:
+        return serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=10)
+    except (serial.SerialException, ValueError, OSError) as exc:
+        raise TargetError(f"cannot open serial port {url}: {exc}") from None
+
+
+class LinkSession:
+    """One session: CONNECT, then requests; `close()` (or `with`) ends it."""
+
+    def __init__(
+        self,
+        port: Port,
+        *,
+        board: str | None = None,
+        log_path: Path | None = None,
+        timeouts: Timeouts | None = None,
+        retries: int = 5,
+        port_name: str = "the port",
+    ) -> None:
+        self.port = port
+        self.expected_board = board
+        self.timeouts = timeouts or Timeouts()
+        self.retries = retries
+        self.port_name = port_name
+        self.log = LinkLog(log_path)
+        self.session = 0
+        self.connected = False
+        self.info: p.Info | None = None
+        self.hello: p.Info | None = None
+        self._seq = 0
+        self._pending = bytearray()  # bytes after the last delimiter
+        self._loaded_sha: bytes | None = None
+        self._loaded: p.Loaded | None = None
+        self.phase = "connect"
+
+    # ---- context manager ---------------------------------------------------------------------
+
+    def __enter__(self) -> LinkSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.port.close()
+        finally:
+            self.log.close()
+
+    # ---- failures ----------------------------------------------------------------------------
+
+    def fail(self, message: str) -> TargetError:
+        seen = "; ".join(self.log.recent) or "nothing"
+        console = self.log.console.strip()
+        tail = f"; console: {console[-CONSOLE_TAIL:]!r}" if console else ""
+        return TargetError(
+            f"host link, phase {self.phase}: {message} (last seen: {seen}{tail})",
+            log_path=self.log.path,
+        )
+
+    def _check_console_for_fault(self) -> None:
+        """A CPU fault prints its text record between frames: that is the news."""
+        record = parse_record(self.log.console)
+        if record.fault is not None:
+            details = " ".join(f"{k}={v}" for k, v in record.fault.items())
+            raise self.fail(f"the firmware faulted: {details}")
+
+    # ---- frames ------------------------------------------------------------------------------
+
+    def _send(self, frame: bytes, what: str) -> None:
+        self.log.event(f"> {what}")
+        try:
+            self.port.write(frame)
+        except Exception as exc:  # pyserial raises SerialException, sockets OSError
+            raise self.fail(f"cannot write to {self.port_name}: {exc}") from None
+
+    def _segment(self, deadline: float) -> bytes | None:
+        """The bytes up to the next delimiter (never empty); None when the deadline passed.
+        Bytes after it stay for the next call, whoever makes it."""
+        while True:
+            if p.DELIMITER[0] in self._pending:
+                segment, _, rest = bytes(self._pending).partition(p.DELIMITER)
+                self._pending = bytearray(rest)
+                if segment:
+                    return segment
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                # One byte with a timeout, then whatever else is there without waiting: a
+                # read of N bytes would wait for all N (or the timeout) on pyserial ports.
+                self.port.timeout = min(remaining, 0.1)
+                data = self.port.read(1)
+                if data:
+                    self.port.timeout = 0
+                    data += self.port.read(65536)
+            except Exception as exc:
+                self._flush_pending_as_console()
+                self._check_console_for_fault()
+                raise self.fail(f"{self.port_name} closed or failed ({exc})") from None
+            self._pending += data
+            if p.DELIMITER[0] not in data and len(self._pending) > p.MAX_ENCODED * 2:
+                # No delimiter for longer than any frame: console text (or noise).
+                self._flush_pending_as_console()
+
+    def _flush_pending_as_console(self) -> None:
+        if self._pending:
+            self.log.console_text(bytes(self._pending).decode("latin-1"))
+            self._pending.clear()
+
+    def _frames(self, deadline: float):
+        """Decoded frames until the deadline: yields Frame, or None for a corrupt one."""
+        while True:
+            segment = self._segment(deadline)
+            if segment is None:
+                return
+            try:
+                frame = p.decode_frame(segment)
+            except p.FrameError as exc:
+                if _looks_like_text(segment):
+                    self.log.console_text(segment.decode("latin-1"))
+                    self._check_console_for_fault()
+                    continue
+                self.log.event(f"< corrupt frame ({exc}, {len(segment)} B)")
+                yield None
+                continue
+            self.log.event(f"< {frame.describe()}")
+            yield frame
+
+    def _request(self, kind: Kind, payload: bytes, timeout: float) -> p.Frame:
+        """Send a request and return its response (retransmitting as docs/link.md says)."""
+        self._seq = self._seq % 0xFFFF + 1
+        seq = self._seq
+        frame = p.encode_frame(kind, seq, self.session, payload)
+        what = f"{kind.name} request seq={seq} {len(payload)} B"
+        for attempt in range(self.retries + 1):
+            self._send(frame, what if attempt == 0 else f"{what} (retransmission {attempt})")
+            got = self._await(kind, seq, timeout)
+            if got is not None:
+                return got
+        raise self.fail(f"no valid response to {kind.name} after {self.retries + 1} tries")
+
+    def _await(self, kind: Kind, seq: int, timeout: float) -> p.Frame | None:
+        """The response to request `seq`, or None when it is time to retransmit (a timeout,
+        a corrupt frame, a NAK). A reset or an ERROR reply raises."""
+        for got in self._frames(time.monotonic() + timeout):
+            if got is None:
+                return None  # a corrupt frame (maybe our response): ask again
+            if got.kind == Kind.HELLO:
+                self.hello = p.parse_info(got.payload)
+                if self.connected:
+                    raise self.fail("the firmware reset (it sent HELLO mid-session)")
+                continue
+            if got.kind == Kind.NAK:
+                return None  # the firmware got a bad frame (maybe ours): retransmit now
+            if not got.response:
+                continue
+            if self.connected and got.session != self.session:
+                raise self.fail(
+                    f"the firmware reset (its session is {got.session:08x}, this session's "
+                    f"{self.session:08x})"
+                )
+            if got.seq != seq:
+                continue  # a stale duplicate of an earlier response
+            if got.kind == Kind.ERROR:
+                raise FirmwareRefused(p.parse_error(got.payload))
+            if got.kind == kind:
+                return got
+        return None
+
+    def _payload(self, frame: p.Frame, parse, *args):
+        try:
+            return parse(frame.payload, *args)
+        except p.PayloadError as exc:
+            raise self.fail(f"malformed {Kind(frame.kind).name} response: {exc}") from None
+
+    # ---- messages ----------------------------------------------------------------------------
+
+    def connect(self) -> p.Info:
+        """CONNECT with a fresh session id (retransmitted until the firmware answers)."""
+        self.phase = "connect"
+        self.connected = False
+        self.session = secrets.randbits(32) | 1
+        self._seq = 0
+        response = self._request(Kind.CONNECT, p.u32(self.session), self.timeouts.connect)
+        if response.session != self.session:
+            raise self.fail(f"CONNECT answered with session {response.session:08x}")
+        info = self._payload(response, p.parse_info)
+        if info.protocol_version != p.PROTOCOL_VERSION:
+            raise self.fail(
+                f"the firmware speaks link protocol {info.protocol_version}, this host "
+                f"{p.PROTOCOL_VERSION}"
+            )
+        if self.expected_board and info.board != self.expected_board:
+            raise self.fail(
+                f"the firmware on {self.port_name} is for board {info.board!r}, not "
+                f"{self.expected_board!r} (wrong port?)"
+            )
+        self.info, self.connected = info, True
+        self._loaded_sha = info.program_sha256 if info.program_loaded else None
+        self._loaded = None
+        return info
+
+    def request_info(self) -> p.Info:
+        self.phase = "info"
+        response = self._request(Kind.INFO, b"", self.timeouts.transfer)
+        self.info = self._payload(response, p.parse_info)
+        return self.info
+
+    def load(self, program: bytes) -> p.Loaded:
+        """LOAD_BEGIN / LOAD_DATA... / LOAD_END: the program into the board's program slot."""
+        self.phase = "load"
+        digest = hashlib.sha256(program).digest()
+        self._loaded_sha = None
+        self._request(Kind.LOAD_BEGIN, p.load_begin(len(program), digest), self.timeouts.transfer)
+        chunk = self._max_payload() - 4
+        for offset in range(0, len(program), chunk):
+            part = program[offset : offset + chunk]
+            response = self._request(Kind.LOAD_DATA, p.u32(offset) + part, self.timeouts.transfer)
+            received = self._payload(response, p.parse_u32, "LOAD_DATA")
+            if received != offset + len(part):
+                raise self.fail(
+                    f"LOAD_DATA: firmware has {received} bytes, sent {offset + len(part)}"
+                )
+        response = self._request(Kind.LOAD_END, b"", self.timeouts.run)
+        return self._loaded_now(response, digest)
+
+    def load_slot(self, size: int, digest: bytes) -> p.Loaded:
+        """LOAD_SLOT: the program was preloaded into the program slot as an SDKP blob."""
+        self.phase = "load"
+        self._loaded_sha = None
+        response = self._request(Kind.LOAD_SLOT, p.load_begin(size, digest), self.timeouts.run)
+        return self._loaded_now(response, digest)
+
+    def _loaded_now(self, response: p.Frame, digest: bytes) -> p.Loaded:
+        self._loaded = self._payload(response, p.parse_loaded)
+        self._loaded_sha = digest
+        return self._loaded
+
+    def set_input(self, index: int, array: np.ndarray, dtype_code: int) -> None:
+        self.phase = f"set input {index}"
+        data = np.ascontiguousarray(array).tobytes()
+        chunk = self._max_payload() - p.TENSOR_HEADER.size
+        offsets = range(0, len(data), chunk) if data else [0]
+        for offset in offsets:
+            part = data[offset : offset + chunk]
+            header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, 0)
+            response = self._request(Kind.SET_INPUT, header.pack() + part, self.timeouts.transfer)
+            got_index, _, received = self._payload(response, _unpack, "<HHI", "SET_INPUT")
+            if got_index != index or received != offset + len(part):
+                raise self.fail(
+                    f"SET_INPUT: firmware has {received} bytes of input {got_index}, "
+                    f"sent {offset + len(part)} of input {index}"
+                )
+
+    def run(self, iterations: int = 1) -> p.RunTiming:
+        self.phase = "run"
+        response = self._request(Kind.RUN, p.u32(iterations), self.timeouts.run)
+        timing = self._payload(response, p.parse_run)
+        if timing.iterations != iterations:
+            raise self.fail(f"RUN: {timing.iterations} iterations ran, {iterations} asked")
+        return timing
+
+    def get_output(self, index: int) -> OutputRecord:
+        """Output `index` of the last run, chunk by chunk; the data's CRC is the firmware's."""
+        self.phase = f"get output {index}"
+        chunk = self._max_payload() - p.TENSOR_HEADER.size
+        first: p.TensorHeader | None = None
+        data = bytearray()
+        while first is None or len(data) < first.nbytes:
+            response = self._request(
+                Kind.GET_OUTPUT, p.get_output(index, len(data), chunk), self.timeouts.transfer
+            )
+            header, part = self._payload(response, p.parse_tensor, "GET_OUTPUT")
+            if header.index != index or header.offset != len(data):
+                raise self.fail(
+                    f"GET_OUTPUT: got output {header.index} at {header.offset}, asked output "
+                    f"{index} at {len(data)}"
+                )
+            if first is not None and (header.dtype, header.shape, header.nbytes, header.crc) != (
+                first.dtype, first.shape, first.nbytes, first.crc
+            ):  # fmt: skip
+                raise self.fail(f"GET_OUTPUT: output {index} changed between chunks")
+            if first is None:
+                first = header
+            if not part and len(data) < header.nbytes:
+                raise self.fail(f"GET_OUTPUT: no data at {len(data)} of {header.nbytes}")
+            data += part
+        if len(data) != first.nbytes:
+            raise self.fail(f"GET_OUTPUT: {len(data)} bytes of {first.nbytes}")
+        return OutputRecord(first.index, first.dtype, first.shape, first.nbytes, first.crc, data)
+
+    def stats(self) -> p.Stats:
+        self.phase = "stats"
+        response = self._request(Kind.STATS, b"", self.timeouts.transfer)
+        return self._payload(response, p.parse_stats)
+
+    def reset(self) -> p.Info:
+        """RESET the firmware and start a new session once it is back (CONNECT is retransmitted
+        until the rebooted firmware answers; its HELLO on the way is taken in passing)."""
+        self.phase = "reset"
+        self.connected = False  # from here on, a firmware that reset already is no news
+        self.hello = None
+        with contextlib.suppress(FirmwareRefused):  # it reset already: session 0
+            self._request(Kind.RESET, b"", self.timeouts.transfer)
+        t = self.timeouts
+        retries, self.retries = self.retries, max(self.retries, int(t.reset / t.connect))
+        try:
+            return self.connect()
+        finally:
+            self.retries = retries
+
+    # ---- raw link measurements (bench/link_bench.py) -----------------------------------------
+
+    def link_test_sink(self, count: int, timeout: float = 120.0) -> tuple[float, int]:
+        """Send `count` raw (unframed) bytes; (seconds until the firmware had them all, the
+        firmware's tick count for them). No retransmission: a measurement, not a transfer."""
+        self.phase = "link test (sink)"
+        self._request(Kind.LINK_TEST, p.link_test(1, count), self.timeouts.transfer)
+        start = time.monotonic()
+        self._send(b"\x55" * count, f"{count} raw bytes")
+        done = self._await(Kind.LINK_TEST, self._seq, timeout)
+        if done is None:
+            raise self.fail(f"the firmware did not confirm {count} raw bytes")
+        elapsed = time.monotonic() - start
+        got, _, ticks = self._payload(done, _unpack, "<IIQ", "LINK_TEST")
+        if got != count:
+            raise self.fail(f"LINK_TEST: the firmware counted {got} of {count} bytes")
+        return elapsed, ticks
+
+    def link_test_source(self, count: int, timeout: float = 120.0) -> float:
+        """Have the firmware send `count` raw bytes; seconds until all arrived."""
+        self.phase = "link test (source)"
+        self._request(Kind.LINK_TEST, p.link_test(2, count), self.timeouts.transfer)
+        start = time.monotonic()
+        received = len(self._pending)
+        deadline = start + timeout
+        while received < count:
+            if time.monotonic() > deadline:
+                raise self.fail(f"{received} of {count} raw bytes arrived")
+            self.port.timeout = 0.1
+            data = self.port.read(65536)
+            received += len(data)
+            self._pending += data
+        elapsed = time.monotonic() - start
+        del self._pending[:count]
+        if self._await(Kind.LINK_TEST, self._seq, timeout) is None:
+            raise self.fail("no LINK_TEST response after the raw bytes")
+        return elapsed
+
+    def _max_payload(self) -> int:
+        return min(self.info.max_payload if self.info else p.MAX_PAYLOAD, p.MAX_PAYLOAD)
+
+    # ---- a whole run -------------------------------------------------------------------------
+
+    def run_program(
+        self,
+        program: bytes,
+        inputs: Sequence[np.ndarray],
+        input_dtypes: Sequence[int],
+        num_outputs: int,
+        *,
+        iterations: int = 1,
+        reload: bool = False,
+        preloaded: bool = False,
+    ) -> FirmwareRecord:
+        """Load (unless this session loaded the same program), set inputs, run, read outputs.
+
+        `preloaded`: the program is already in the program slot as an SDKP blob (LOAD_SLOT).
+        Returns the typed record; a firmware refusal is its error result, a link failure a
+        TargetError. `check_record(record, 0, ...)` decides whether the run passed."""
+        if not self.connected:
+            self.connect()
+        record = FirmwareRecord(board=self.info.board if self.info else None)
+        try:
+            digest = hashlib.sha256(program).digest()
+            if preloaded:
+                self.load_slot(len(program), digest)
+            elif reload or self._loaded is None or self._loaded_sha != digest:
+                self.load(program)
+            loaded = self._loaded
+            record.memory = MemoryUse(
+                loaded.planned_used, loaded.planned_size, loaded.metadata_used, loaded.metadata_size
+            )
+            for i, (array, code) in enumerate(zip(inputs, input_dtypes, strict=True)):
+                self.set_input(i, array, code)
+            timing = self.run(iterations)
+            for i in range(num_outputs):
+                record.outputs.append(self.get_output(i))
+        except FirmwareRefused as refused:
+            r = refused.reply
+            record.result = Outcome(False, code=r.code, name=r.name, reason=r.reason)
+            return record
+        record.result = Outcome(
+            True,
+            outputs=len(record.outputs),
+            init_ticks=loaded.init_ticks,
+            run_ticks=timing.total_ticks // max(iterations, 1),
+            tick_hz=timing.tick_hz,
+        )
+        return record
+
+
+def _unpack(payload: bytes, fmt: str, what: str) -> tuple:
+    if len(payload) != struct.calcsize(fmt):
+        raise p.PayloadError(f"{what}: {len(payload)} bytes, expected {struct.calcsize(fmt)}")
+    return struct.unpack(fmt, payload)
+
+
+def _looks_like_text(segment: bytes) -> bool:
+    """Console text (a fault record, a log line) rather than a damaged frame."""
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in segment)
+    return len(segment) > 0 and printable / len(segment) > 0.95 and b"@sdk" in segment

@@ -1,0 +1,81 @@
+"""What every run target shares: its declared capabilities, the options of a run, and the one
+typed run report every target returns (the host reference included).
+
+A target's capabilities come from `board.yaml` (`targets.<name>`) where they are board facts
+(`has_npu`), and from the target's nature otherwise (QEMU propagates the exit code, a serial
+board does not). Callers ask a target what it can do instead of knowing target names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from sdk.firmware.records import MemoryUse
+from sdk.link.session import DEFAULT_BAUD
+from sdk.program.pte import LoadedProgram
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    exit_code: bool  # the firmware's exit status comes back (semihosting)
+    preload: bool  # files can be placed in memory before boot
+    npu: bool  # a real Ethos-U55 executes the delegates
+    link: bool  # driven over the host link (docs/link.md)
+    firmware: bool  # runs our firmware (False: the host reference)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    timeout_s: float = 120.0
+    workdir: Path | None = None  # firmware, blobs, logs (None: a temporary folder)
+    port: str | None = None  # serial: the pyserial URL
+    baud: int = DEFAULT_BAUD
+    tosa_dir: Path | None = None  # host: folder of delegate_<i>.tosa
+    iterations: int = 1
+    firmware: Path | None = None  # a built ELF to boot instead of building one
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long the run took, labelled by where the figure comes from (never mixed up)."""
+
+    source: str  # e.g. "QEMU instruction count", "board ticks", "not timed"
+    init_ticks: int | None = None
+    run_ticks: int | None = None  # one execute(); the mean when several iterations ran
+    tick_hz: int | None = None
+    instructions: int | None = None  # QEMU -icount only
+
+    def describe(self) -> str:
+        if self.instructions is not None:
+            return f"{self.instructions} instructions ({self.source}: retired, not cycles)"
+        if self.run_ticks is not None and self.tick_hz:
+            return f"{self.run_ticks} ticks at {self.tick_hz} Hz ({self.source})"
+        return self.source
+
+
+@dataclass
+class RunReport:
+    """The outputs of a passed run and what the target said about it."""
+
+    target: str
+    board: str | None
+    outputs: list[np.ndarray]
+    timing: Timing
+    memory: MemoryUse | None = None
+    log_path: Path | None = None  # the console / link log
+
+
+class Target(Protocol):
+    name: str
+
+    def capabilities(self) -> Capabilities: ...
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """Run and check (the firmware's own record decides); any failure is an SdkError."""
+        ...

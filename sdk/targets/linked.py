@@ -1,0 +1,55 @@
+"""Running a program over the host link: what the QEMU and serial targets share.
+
+One code path for an emulated and a real board: the session (sdk.link.session) over a pyserial
+URL, the typed record it fills, and the one check (sdk.firmware.records.check_record).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdk.errors import TargetError
+from sdk.firmware.records import FirmwareRecord, check_record
+from sdk.link.session import LinkSession
+from sdk.program.pte import LoadedProgram
+
+
+def check_kernels(session: LinkSession, program: LoadedProgram) -> None:
+    """The firmware must have a kernel for every operator the program calls (said before the
+    LOAD, naming what is missing; the firmware would refuse it with OperatorMissing)."""
+    info = session.info
+    if info is None or info.kernels_total != len(info.kernels):
+        return  # the firmware did not list them all: its own load check decides
+    missing = sorted(set(program.operators()) - set(info.kernels))
+    if missing:
+        raise TargetError(
+            f"the firmware on {session.port_name} has no kernel for {', '.join(missing)}: "
+            f"build one for this program (`sdk build --board {info.board} PROGRAM.pte`) and "
+            "flash it"
+        )
+
+
+def run_linked(
+    session: LinkSession,
+    program: LoadedProgram,
+    inputs: list[np.ndarray],
+    *,
+    iterations: int = 1,
+    preloaded: bool = False,
+) -> tuple[list[np.ndarray], FirmwareRecord]:
+    """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError."""
+    program.check_inputs(inputs)
+    if not session.connected:
+        session.connect()
+    check_kernels(session, program)
+    record = session.run_program(
+        program.data,
+        inputs,
+        [int(t.scalar_type) for t in program.inputs()],
+        len(program.outputs()),
+        iterations=iterations,
+        preloaded=preloaded,
+    )
+    # The link has no exit status: the record alone decides (exit code 0 stands for "none").
+    arrays = check_record(record, 0, session.log.path, expected=program.outputs())
+    return arrays, record

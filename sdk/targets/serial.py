@@ -1,0 +1,76 @@
+"""The serial target: a real board (or anything serving the host link) behind a pyserial URL.
+
+`/dev/ttyACM0`, `socket://host:port`, `rfc2217://host:port` (labgrid, ser2net),
+`hwgrep://SERIAL_NUMBER` (a USB port picked by what it reports, stable across re-enumeration).
+The board runs the firmware `sdk build` made (flashed with `sdk flash`); nothing is built or
+booted here. The board's facts (has it an NPU) come from board.yaml `targets.serial`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from sdk.errors import UsageError
+from sdk.firmware.boards import Board
+from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.linked import run_linked
+
+TIMING_SOURCE = "board SysTick"
+
+
+class SerialTarget:
+    name = "serial"
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self.config = board.target("serial")
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            exit_code=False,
+            preload=False,
+            npu=bool(self.config.get("has_npu", False)),
+            link=True,
+            firmware=True,
+        )
+
+    def timing(self, init_ticks: int, run_ticks: int, tick_hz: int) -> Timing:
+        return Timing(TIMING_SOURCE, init_ticks, run_ticks, tick_hz)
+
+    def open(self, options: RunOptions, log_path: Path | None) -> LinkSession:
+        """A session on the board at `options.port` (not yet connected)."""
+        if not options.port:
+            raise UsageError(
+                "--target serial needs --port URL (e.g. /dev/ttyACM0, socket://HOST:PORT, "
+                "rfc2217://HOST:PORT, hwgrep://SERIAL)"
+            )
+        return LinkSession(
+            open_port(options.port, options.baud),
+            board=self.board.name,
+            log_path=log_path,
+            timeouts=Timeouts(run=options.timeout_s),
+            port_name=options.port,
+        )
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        program.check_inputs(inputs)
+        workdir = Path(options.workdir or tempfile.mkdtemp(prefix="sdk-serial-")).resolve()
+        log_path = workdir / "link.log"
+        with self.open(options, log_path) as session:
+            arrays, record = run_linked(session, program, inputs, iterations=options.iterations)
+        init_ticks, run_ticks, tick_hz = record.ticks()
+        return RunReport(
+            target=self.name,
+            board=self.board.name,
+            outputs=arrays,
+            timing=self.timing(init_ticks, run_ticks, tick_hz),
+            memory=record.memory,
+            log_path=log_path,
+        )

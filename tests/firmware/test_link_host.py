@@ -1,0 +1,119 @@
+"""The host link's firmware side on the host build (ASan + UBSan): host_link over TCP, driven
+by the SDK's own session (sdk.link.session) through pyserial's socket:// exactly like a board;
+and the link fuzzers. The unit tests (firmware/link/*_test.cpp) run in test_host_build.py."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fwprograms import oracle, random_inputs
+
+from sdk.errors import TargetError
+from sdk.link import protocol as p
+from sdk.link.protocol import Kind
+from sdk.link.session import FirmwareRefused, LinkSession, open_port
+from sdk.program.pte import load_program
+from sdk.targets.linked import run_linked
+
+FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm")
+
+
+@pytest.fixture
+def host_link(host_build: Path, tmp_path: Path) -> Iterator[LinkSession]:
+    process = subprocess.Popen(
+        [str(host_build / "host_link"), "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line
+        url = f"socket://127.0.0.1:{int(line.rsplit(':', 1)[1])}"
+        session = LinkSession(open_port(url), log_path=tmp_path / "link.log", port_name=url)
+        yield session
+        session.close()
+        assert process.wait(timeout=30) == 0  # the peer closed: host_link ends
+        assert "runtime error" not in process.stderr.read()  # UBSan
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_host_link_runs_programs_like_executorch(host_link: LinkSession, programs):
+    info = host_link.connect()
+    assert info.protocol_version == 1 and info.max_payload == 4096 and not info.has_npu
+    for name in ("quant_mix", "bmm", "add", "quant_mix"):
+        pte = programs[name]
+        inputs = random_inputs(pte, seed=5)
+        outputs, record = run_linked(host_link, load_program(pte), inputs, iterations=3)
+        expected = oracle(pte, inputs)
+        for got, want in zip(outputs, expected, strict=True):
+            if got.dtype.kind == "f":  # the host build's kernels are ExecuTorch's semantics
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(got, want)
+        assert record.result.tick_hz == 1_000_000_000
+
+
+def test_retransmissions_get_the_kept_response_and_a_stale_session_an_error(
+    host_link: LinkSession, programs
+):
+    host_link.connect()
+    pte = programs["add"]
+    run_linked(host_link, load_program(pte), random_inputs(pte, 1))
+    runs = host_link.stats().runs
+    # The same RUN frame twice: answered twice, executed once.
+    host_link._seq += 1
+    frame = p.encode_frame(Kind.RUN, host_link._seq, host_link.session, p.u32(1))
+    host_link.port.write(frame + frame)
+    assert host_link._await(Kind.RUN, host_link._seq, 5.0) is not None
+    assert host_link._await(Kind.RUN, host_link._seq, 5.0) is not None
+    assert host_link.stats().runs == runs + 1
+    # Another session's request: an ERROR carrying the firmware's session, read as a reset.
+    real, host_link.session = host_link.session, 99
+    with pytest.raises(TargetError, match="the firmware reset"):
+        host_link.request_info()
+    host_link.session = real
+    host_link.connected = False
+    with pytest.raises(FirmwareRefused, match="BadMessage"):
+        host_link.request_info()
+
+
+def test_reset_restarts_with_a_hello_and_nothing_loaded(host_link: LinkSession, programs):
+    host_link.connect()
+    pte = programs["add"]
+    run_linked(host_link, load_program(pte), random_inputs(pte, 2))
+    info = host_link.reset()
+    assert host_link.hello is not None and not info.program_loaded
+
+
+def test_fuzz_link_thousands_of_mutated_streams(host_build: Path, programs):
+    seeds = [str(programs[name]) for name in FUZZ_SEEDS]
+    result = subprocess.run(
+        [str(host_build / "fuzz_link"), "--iterations", "5000", "--seed", "11", *seeds],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "fuzz_link: 5000 iterations" in result.stdout
+    assert "runtime error" not in result.stderr
+
+
+def test_fuzz_link_libfuzzer(host_build: Path, tmp_path: Path):
+    binary = host_build / "fuzz_link_libfuzzer"
+    assert binary.is_file(), "clang is not installed: the libFuzzer target was not built"
+    result = subprocess.run(
+        [str(binary), "-runs=20000", "-seed=7", f"-artifact_prefix={tmp_path}/"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "Done 20000 runs" in result.stderr
