@@ -14,4 +14,7 @@ void board_report_unexpected_interrupt(uint32_t exception);
 
 // The console UART's RX interrupt (vector 16 + SDK_CONSOLE_RX_IRQ).
 void board_console_rx_handler(void);
+
+// The Ethos-U55's interrupt (vector 16 + SDK_NPU_IRQ), in npu.cpp.
+void board_npu_irq_handler(void);
 }

@@ -30,6 +30,8 @@ namespace {
 
 constexpr int kNumExternalIrqs = 96;  // AN547 wires fewer; unused entries report themselves
 static_assert(SDK_CONSOLE_RX_IRQ < kNumExternalIrqs, "the console RX IRQ is outside the table");
+static_assert(SDK_NPU_IRQ < kNumExternalIrqs, "the NPU IRQ is outside the table");
+static_assert(SDK_NPU_IRQ != SDK_CONSOLE_RX_IRQ, "the NPU and the console share an IRQ");
 
 volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile uint32_t*>(address); }
 
@@ -65,6 +67,7 @@ constexpr VectorTable make_vector_table() {
   table.handlers[14] = SysTick_Handler;  // 15 SysTick
   // External interrupt n is exception 16 + n, handlers[15 + n].
   table.handlers[15 + SDK_CONSOLE_RX_IRQ] = board_console_rx_handler;
+  table.handlers[15 + SDK_NPU_IRQ] = board_npu_irq_handler;
   return table;
 }
 

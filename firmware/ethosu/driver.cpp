@@ -53,6 +53,10 @@ void fault_names(uint32_t status_word, char* out, size_t out_size) {
   }
 }
 
+bool Driver::present() const {
+  return p_.read32 != nullptr && read(reg::ID) != 0 && read(reg::CONFIG) != 0;
+}
+
 Error Driver::probe(uint32_t* id, uint32_t* config) const {
   RT_CHECK(p_.read32 != nullptr && p_.write32 != nullptr && p_.wait_for_irq != nullptr,
            Error::Internal, "Ethos-U55 driver: platform hooks missing");

@@ -124,6 +124,8 @@ class Driver {
   Driver() = default;
   explicit Driver(const NpuPlatform& platform) : p_(platform) {}
 
+  // ID and CONFIG both read non-zero (QEMU's placeholder reads 0). Needs read32.
+  bool present() const;
   // ID and CONFIG; NoHardware "no Ethos-U55 at 0x... on this board" when they read 0.
   rt::Error probe(uint32_t* id, uint32_t* config) const;
   // The hardware must be what OPTIMIZER_CONFIG says the stream was compiled for: product, MAC

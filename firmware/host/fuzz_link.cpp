@@ -10,6 +10,10 @@
 // bit 1 damaged CRC, bit 2 response flag set, bit 3 same seq as the record before
 // (a retransmission). The driver's seeds are scripts that load each SEED.pte, set its inputs,
 // run it and read its outputs; each iteration mutates a seed's script or its wire bytes.
+// The Ethos-U backend is registered without an NPU and with the server as its virtual NPU, so
+// a delegated seed's RUN opens virtual NPU jobs: the scripts answer them (NPU_READ, NPU_WRITE,
+// NPU_DONE, a retransmitted RUN and NPU_DONE), which fuzzes the server's nested job loop. The
+// transport never waits, so a job whose requests ran out fails at once (the link "closed").
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +21,9 @@
 
 #include <vector>
 
+#include "backend.h"
 #include "frame.h"
+#include "npu_absent.h"
 #include "record.h"
 #include "server.h"
 #include "session.h"
@@ -60,6 +66,15 @@ hostlink::Server& server() {
       0,
   };
   static hostlink::Server instance(g_transport, config);
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    if (ethosu::register_backend(test::absent_npu_platform()) != rt::Error::Ok) {
+      fprintf(stderr, "fuzz_link: %s\n", rt::last_error_reason());
+      abort();
+    }
+    ethosu::set_virtual_npu(&instance.virtual_npu());
+  }
   return instance;
 }
 
@@ -261,7 +276,29 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
   p.clear();
   put_u32(p, 2);
   record(script, hostlink::kRun, p);
-  record(script, hostlink::kRun, p, 8);  // retransmitted
+  record(script, hostlink::kRun, p, 8);  // retransmitted: a delegate's job is announced again
+  // A delegated program's two jobs (one per iteration), answered as the host would; for any
+  // other program these are refused (no job running).
+  for (int job = 0; job < 2; ++job) {
+    p.clear();
+    put_u32(p, 0);
+    put_u32(p, 16);
+    record(script, hostlink::kNpuRead, p);
+    p.clear();
+    put_u32(p, 16);
+    p.resize(p.size() + 16, 0x5A);
+    record(script, hostlink::kNpuWrite, p);
+    p = {0, 0, 0, 0};
+    record(script, hostlink::kNpuDone, p);
+    record(script, hostlink::kNpuDone, p, 8);  // retransmitted
+  }
+  p = {1, 0, 0, 0};
+  const char reason[] = "executor failed";
+  p.insert(p.end(), reason, reason + sizeof(reason) - 1);
+  record(script, hostlink::kNpuDone, p);  // outside a job (or a failing one after mutation)
+  p.clear();
+  put_u32(p, 2);
+  record(script, hostlink::kRun, p, 8);  // a RUN reusing the NPU_DONE's seq
   for (size_t i = 0; i < outputs; ++i) {
     p.clear();
     p.push_back(static_cast<uint8_t>(i));
@@ -285,6 +322,7 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  server();  // registers the backend: the seeds' own loads need it for delegated programs
   long iterations = 1000;
   std::vector<std::vector<uint8_t>> seeds;
   for (int i = 1; i < argc; ++i) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
+#include "npu_absent.h"
 #include "platform.h"
 #include "runner.h"
 
@@ -78,6 +80,11 @@ int main(int argc, char** argv) {
   }
   platform_init();
   runner::begin("host");
+  // As on QEMU: the backend is there, the NPU is not (a delegated program: NoHardware).
+  rt::Error npu_err = ethosu::register_backend(test::absent_npu_platform());
+  if (npu_err != rt::Error::Ok) {
+    platform_exit(runner::report_error(npu_err));
+  }
   File program_file;
   File inputs_file;
   if (!read_file(paths[0], &program_file)) {

@@ -19,6 +19,8 @@
 
 #include <string>
 
+#include "backend.h"
+#include "npu_absent.h"
 #include "platform.h"
 #include "platform_host.h"
 #include "server.h"
@@ -133,6 +135,12 @@ int main(int argc, char** argv) {
   // The server holds its frame buffers: static, as on the board.
   static hostlink::Server server(transport, config);
   platform_init();
+  // As on QEMU in link mode: no NPU, so delegates take the virtual NPU (the host runs them).
+  if (ethosu::register_backend(test::absent_npu_platform()) != rt::Error::Ok) {
+    fprintf(stderr, "host_link: %s\n", rt::last_error_reason());
+    return 1;
+  }
+  ethosu::set_virtual_npu(&server.virtual_npu());
   server.boot();
   server.serve();
   close(peer);

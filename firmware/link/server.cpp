@@ -1,6 +1,7 @@
 // The host-link server (see server.h, docs/link.md).
 #include "server.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "platform.h"
@@ -40,6 +41,10 @@ const char* kind_name(uint8_t kind) {
     case kStats: return "STATS";
     case kReset: return "RESET";
     case kLinkTest: return "LINK_TEST";
+    case kNpuJob: return "NPU_JOB";
+    case kNpuRead: return "NPU_READ";
+    case kNpuWrite: return "NPU_WRITE";
+    case kNpuDone: return "NPU_DONE";
     case kNak: return "NAK";
     case kError: return "ERROR";
     default: return "unknown";
@@ -123,6 +128,9 @@ void Server::boot() {
   forget_program();
   session_id_ = 0;
   kept_valid_ = false;
+  run_active_ = false;
+  job_open_ = false;
+  done_valid_ = false;
   deframer_.clear();
   sink_remaining_ = 0;
   reset_pending_ = false;
@@ -167,30 +175,52 @@ void Server::serve() {
 }
 
 void Server::receive(const uint8_t* data, size_t size) {
-  size_t i = 0;
-  while (i < size && !reset_pending_) {
-    if (sink_remaining_ > 0) {
-      size_t take = size - i < sink_remaining_ ? size - i : sink_remaining_;
-      i += take;
-      sink_remaining_ -= static_cast<uint32_t>(take);
-      if (sink_remaining_ == 0) {
-        link_test_done();
-      }
-      continue;
-    }
-    NakReason why = NakReason::BadHeader;
-    Deframer::Event event = deframer_.push(data[i++], &why);
-    if (event == Deframer::Event::Body) {
-      handle_body(deframer_.body(), deframer_.body_size());
-    } else if (event == Deframer::Event::Dropped) {
-      send_nak(why);
-    }
+  rx_data_ = data;
+  rx_size_ = size;
+  rx_pos_ = 0;
+  uint8_t byte = 0;
+  // A virtual NPU job inside a RUN takes bytes from here too (take_byte), in order.
+  while (!reset_pending_ && take_byte(&byte)) {
+    process_byte(byte);
   }
+  rx_data_ = nullptr;
+  rx_size_ = 0;
+  rx_pos_ = 0;
   if (reset_pending_) {
     // What followed RESET is lost, as on a board whose reset takes the UART with it.
+    rx_chunk_size_ = 0;
+    rx_chunk_pos_ = 0;
     transport_.flush();
     transport_.reset();
     boot();
+  }
+}
+
+bool Server::take_byte(uint8_t* byte) {
+  if (rx_pos_ < rx_size_) {
+    *byte = rx_data_[rx_pos_++];
+    return true;
+  }
+  if (rx_chunk_pos_ < rx_chunk_size_) {
+    *byte = rx_chunk_[rx_chunk_pos_++];
+    return true;
+  }
+  return false;
+}
+
+void Server::process_byte(uint8_t byte) {
+  if (sink_remaining_ > 0) {
+    if (--sink_remaining_ == 0) {
+      link_test_done();
+    }
+    return;
+  }
+  NakReason why = NakReason::BadHeader;
+  Deframer::Event event = deframer_.push(byte, &why);
+  if (event == Deframer::Event::Body) {
+    handle_body(deframer_.body(), deframer_.body_size());
+  } else if (event == Deframer::Event::Dropped) {
+    send_nak(why);
   }
 }
 
@@ -209,10 +239,21 @@ void Server::handle_body(const uint8_t* body, size_t size) {
 }
 
 void Server::handle(const Frame& request) {
+  if (job_open_) {
+    handle_in_job(request);
+    return;
+  }
   // A retransmission: the kept answer, without doing the work again.
   if (kept_valid_ && request.seq == kept_seq_ && request.kind == kept_kind_ &&
       request.session == kept_session_) {
     transport_.write(kept_wire_, kept_size_);
+    return;
+  }
+  // The host lost the answer to the NPU_DONE that ended a job; the RUN went on (and may have
+  // been answered since, which took the kept slot). The answer is empty: send it again.
+  if (done_valid_ && request.kind == kNpuDone && request.seq == done_seq_ &&
+      request.session == done_session_) {
+    send_small(kNpuDone, request.seq, kFlagResponse, nullptr, 0);
     return;
   }
   rt::clear_error();
@@ -296,6 +337,13 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
       return rt::Error::Ok;
     case kLinkTest:
       return on_link_test(request, n);
+    case kNpuRead:
+    case kNpuWrite:
+    case kNpuDone:
+      return rt::fail(rt::Error::BadMessage, "%s: no virtual NPU job is running",
+                      kind_name(request.kind));
+    case kNpuJob:
+      return rt::fail(rt::Error::BadMessage, "NPU_JOB comes from the firmware, not the host");
     default:
       return rt::fail(rt::Error::BadMessage, "unknown request kind 0x%02x (%s)", request.kind,
                       kind_name(request.kind));
@@ -306,6 +354,7 @@ rt::Error Server::on_connect(const Frame& request, size_t* n) {
   RT_TRY(expect_size(request, 4));
   session_id_ = get_u32(request.payload);
   load_state_ = LoadState::Idle;  // a new host starts its loads afresh
+  done_valid_ = false;
   *n = info_payload();
   return rt::Error::Ok;
 }
@@ -438,6 +487,11 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   crc_index_ = SIZE_MAX;
   runner::RunTiming timing = {0, 0, 0, 0, 0};
   rt::Error err = rt::Error::Ok;
+  // Virtual NPU jobs of this RUN carry its seq and count from 0 across its iterations.
+  run_active_ = true;
+  run_seq_ = request.seq;
+  run_jobs_ = 0;
+  run_npu_ticks_ = 0;
   for (uint32_t it = 0; it < iterations && err == rt::Error::Ok; ++it) {
     err = restore_inputs();  // outside the timed execute()
     if (err != rt::Error::Ok) {
@@ -456,6 +510,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
       timing.iterations = it + 1;
     }
   }
+  run_active_ = false;
   stats_runs_ += timing.iterations;
   stats_run_ticks_ += timing.total_ticks;
   stats_last_run_ticks_ = timing.last_ticks;
@@ -467,7 +522,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   outputs_valid_ = true;
   Writer w(tx_payload(), kMaxPayload);
   w.u32(timing.iterations).u32(platform_tick_hz());
-  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks);
+  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks).u64(run_npu_ticks_);
   *n = w.size();
   return rt::Error::Ok;
 }
@@ -650,6 +705,200 @@ void Server::send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep) {
   kept_size_ = wire;
   kept_valid_ = keep;  // kept_kind_/seq_/session_ name the request: set by the caller
   transport_.write(kept_wire_, wire);
+}
+
+// ---- The virtual NPU (docs/link.md "Virtual NPU") -------------------------------------------
+
+rt::Error Server::run_npu_job(const ethosu::VirtualJob& job, uint8_t* scratch,
+                              size_t scratch_size) {
+  RT_CHECK(run_active_ && !job_open_, rt::Error::Internal,
+           "virtual NPU: a job outside a RUN (or inside another job)");
+  RT_CHECK(scratch != nullptr || scratch_size == 0, rt::Error::Internal,
+           "virtual NPU: no scratch");
+  uint64_t start = clock_();
+  job_open_ = true;
+  job_done_ = false;
+  job_failed_ = false;
+  job_request_seen_ = false;
+  job_reason_[0] = '\0';
+  job_number_ = run_jobs_++;
+  job_delegate_ = job.delegate_index;
+  job_sha_ = job.payload_sha256;
+  job_scratch_ = scratch;
+  job_scratch_size_ = scratch_size;
+  // The RUN is the newest request: what came before it is never asked for again, and a kept
+  // answer for it must not stand in for a job's requests.
+  kept_valid_ = false;
+  send_npu_job();
+  const uint64_t hz = platform_tick_hz();
+  const uint64_t announce_after = kNpuJobAnnounceSeconds * hz;
+  const uint64_t give_up_after = kNpuJobTimeoutSeconds * hz;
+  uint64_t last_heard = start;
+  uint64_t last_announced = start;
+  bool closed = false;
+  while (!job_done_) {
+    uint8_t byte = 0;
+    if (take_byte(&byte)) {
+      process_byte(byte);
+      if (job_request_seen_) {
+        job_request_seen_ = false;
+        last_heard = clock_();
+      }
+      continue;
+    }
+    size_t got = transport_.read(rx_chunk_, sizeof(rx_chunk_));
+    if (got > 0) {
+      rx_chunk_size_ = got;
+      rx_chunk_pos_ = 0;
+      continue;
+    }
+    uint64_t now = clock_();
+    if (now - last_heard >= give_up_after) {
+      break;
+    }
+    uint64_t quiet_since = last_heard > last_announced ? last_heard : last_announced;
+    if (now - quiet_since >= announce_after) {
+      send_npu_job();  // the announcement (or the host's request) may have been lost
+      last_announced = now;
+    }
+    if (!transport_.wait()) {
+      closed = true;
+      break;
+    }
+  }
+  job_open_ = false;
+  run_npu_ticks_ += clock_() - start;
+  if (!job_done_) {
+    return rt::fail(rt::Error::DelegateFailed, "virtual NPU: the host did not answer%s",
+                    closed ? " (the link closed)" : "");
+  }
+  if (job_failed_) {
+    return rt::fail(rt::Error::DelegateFailed, "virtual NPU: %s", job_reason_);
+  }
+  return rt::Error::Ok;
+}
+
+void Server::send_npu_job() {
+  uint8_t payload[kNpuJobPayloadSize];
+  Writer w(payload, sizeof(payload));
+  w.u16(static_cast<uint16_t>(job_delegate_ > UINT16_MAX ? UINT16_MAX : job_delegate_));
+  w.u16(job_number_).u32(static_cast<uint32_t>(job_scratch_size_)).put(job_sha_, kSha256Size);
+  send_small(kNpuJob, run_seq_, 0, payload, w.size());  // flags 0: not a response
+}
+
+void Server::handle_in_job(const Frame& request) {
+  job_request_seen_ = true;
+  if (request.kind == kRun && request.seq == run_seq_ && request.session == session_id_) {
+    send_npu_job();  // the host never saw the announcement
+    return;
+  }
+  if (kept_valid_ && request.seq == kept_seq_ && request.kind == kept_kind_ &&
+      request.session == kept_session_) {
+    transport_.write(kept_wire_, kept_size_);
+    return;
+  }
+  // The previous job's NPU_DONE again (its answer was lost): never this job's end.
+  if (done_valid_ && request.kind == kNpuDone && request.seq == done_seq_ &&
+      request.session == done_session_) {
+    send_small(kNpuDone, request.seq, kFlagResponse, nullptr, 0);
+    return;
+  }
+  rt::clear_error();
+  rt::Error err = rt::Error::Ok;
+  size_t n = 0;
+  if (request.session != session_id_) {
+    err = rt::fail(rt::Error::BadMessage, "%s for session 0x%08lx, the firmware's is 0x%08lx",
+                   kind_name(request.kind), ul(request.session), ul(session_id_));
+  } else if (request.kind == kNpuRead) {
+    err = on_npu_read(request, &n);
+  } else if (request.kind == kNpuWrite) {
+    err = on_npu_write(request, &n);
+  } else if (request.kind == kNpuDone) {
+    err = on_npu_done(request, &n);
+  } else {
+    err = rt::fail(rt::Error::BadMessage,
+                   "%s: a virtual NPU job is running (delegate %lu, job %u of the RUN seq %u): "
+                   "only NPU_READ, NPU_WRITE, NPU_DONE",
+                   kind_name(request.kind), ul(job_delegate_), job_number_, run_seq_);
+  }
+  kept_kind_ = request.kind;
+  kept_seq_ = request.seq;
+  kept_session_ = request.session;
+  if (err != rt::Error::Ok) {
+    send_error(err, request.kind, request.seq);
+    return;
+  }
+  send(request.kind, request.seq, n, true);
+}
+
+rt::Error Server::on_npu_read(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 8));
+  uint32_t offset = get_u32(request.payload);
+  uint32_t length = get_u32(request.payload + 4);
+  RT_CHECK(length <= kMaxPayload, rt::Error::BadMessage,
+           "NPU_READ of %lu bytes: at most %lu per request", ul(length), ul(kMaxPayload));
+  RT_CHECK(offset <= job_scratch_size_ && length <= job_scratch_size_ - offset,
+           rt::Error::BadMessage, "NPU_READ of %lu bytes at offset %lu passes the %lu-byte scratch",
+           ul(length), ul(offset), ul(job_scratch_size_));
+  if (length > 0) {
+    memcpy(tx_payload(), job_scratch_ + offset, length);
+  }
+  *n = length;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_npu_write(const Frame& request, size_t* n) {
+  RT_CHECK(request.length >= 4, rt::Error::BadMessage,
+           "NPU_WRITE payload is %lu bytes, shorter than its 4-byte offset", ul(request.length));
+  uint32_t offset = get_u32(request.payload);
+  size_t length = request.length - 4;
+  RT_CHECK(offset <= job_scratch_size_ && length <= job_scratch_size_ - offset,
+           rt::Error::BadMessage,
+           "NPU_WRITE of %lu bytes at offset %lu passes the %lu-byte scratch", ul(length),
+           ul(offset), ul(job_scratch_size_));
+  if (length > 0) {
+    memcpy(job_scratch_ + offset, request.payload + 4, length);
+  }
+  Writer(tx_payload(), kMaxPayload).u32(static_cast<uint32_t>(length));
+  *n = 4;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_npu_done(const Frame& request, size_t* n) {
+  RT_CHECK(request.length >= 4, rt::Error::BadMessage,
+           "NPU_DONE payload is %lu bytes, shorter than its 4-byte header", ul(request.length));
+  const uint8_t* p = request.payload;
+  RT_CHECK(p[0] <= 1, rt::Error::BadMessage, "NPU_DONE status %u, expected 0 (ok) or 1 (failed)",
+           p[0]);
+  RT_CHECK(p[1] == 0 && p[2] == 0 && p[3] == 0, rt::Error::BadMessage,
+           "NPU_DONE: reserved bytes are not 0");
+  if (p[0] == 1) {
+    size_t length = request.length - 4;
+    length = length < sizeof(job_reason_) - 1 ? length : sizeof(job_reason_) - 1;
+    for (size_t i = 0; i < length; ++i) {
+      job_reason_[i] = static_cast<char>(printable(static_cast<char>(p[4 + i])));
+    }
+    job_reason_[length] = '\0';
+    if (length == 0) {
+      snprintf(job_reason_, sizeof(job_reason_), "the host's executor failed (no reason given)");
+    }
+    job_failed_ = true;
+  }
+  job_done_ = true;
+  done_valid_ = true;
+  done_seq_ = request.seq;
+  done_session_ = request.session;
+  *n = 0;
+  return rt::Error::Ok;
+}
+
+void Server::send_small(uint8_t kind, uint16_t seq, uint8_t flags, const uint8_t* payload,
+                        size_t size) {
+  uint8_t body[kMinBody + kSmallPayload];
+  uint8_t wire[cobs_max_encoded(sizeof(body)) + 2];
+  size_t n = build_body(kind, seq, session_id_, flags, payload, size, body, sizeof(body));
+  size_t w = n == 0 ? 0 : encode_wire(body, n, wire, sizeof(wire));
+  transport_.write(wire, w);
 }
 
 void Server::send_nak(NakReason why) {

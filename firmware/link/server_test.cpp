@@ -1,33 +1,25 @@
 // The link server driven with encoded frames in memory through a fake transport.
 #include <string.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "frame.h"
+#include "npu_absent.h"
 #include "record.h"
 #include "runner.h"
 #include "server.h"
 #include "sha256.h"
 #include "test_harness.h"
 #include "test_support.h"
+#include "vela_payload_builder.h"
 
 using rt::ScalarType;
 using Bytes = std::vector<uint8_t>;
 
 namespace {
-
-class FakeTransport final : public hostlink::Transport {
- public:
-  size_t read(uint8_t*, size_t) override { return 0; }
-  void write(const uint8_t* data, size_t size) override { out.insert(out.end(), data, data + size); }
-  bool wait() override { return false; }
-  void flush() override {}
-  void reset() override { ++resets; }
-  uint32_t rx_overflows() override { return 0; }
-  Bytes out;
-  int resets = 0;
-};
 
 struct Response {
   uint8_t kind;
@@ -37,10 +29,50 @@ struct Response {
   Bytes payload;
 };
 
+std::vector<Response> frames(const Bytes& out, std::string* raw = nullptr);
+
+// The injectable clock (platform ticks: ns on the host); waiting moves it on.
+uint64_t g_now = 0;
+uint64_t fake_clock() { return g_now; }
+constexpr uint64_t kWaitTicks = 100000000;  // 100 ms per wait()
+
+// Bytes the server writes go to `out`; a scripted host (`host`) sees each frame as it is written
+// and may queue requests into `in`, which read() hands out (what a job's nested loop reads).
+class FakeTransport final : public hostlink::Transport {
+ public:
+  size_t read(uint8_t* data, size_t max) override {
+    size_t n = in.size() < max ? in.size() : max;
+    if (n == 0) return 0;
+    memcpy(data, in.data(), n);
+    in.erase(in.begin(), in.begin() + static_cast<long>(n));
+    return n;
+  }
+  void write(const uint8_t* data, size_t size) override {
+    out.insert(out.end(), data, data + size);
+    if (host) {
+      for (const Response& r : frames(Bytes(data, data + size))) host(r);
+    }
+  }
+  bool wait() override {
+    g_now += kWaitTicks;
+    ++waits;
+    return host != nullptr;  // without a scripted host nothing can come
+  }
+  void flush() override {}
+  void reset() override { ++resets; }
+  uint32_t rx_overflows() override { return 0; }
+  Bytes out;
+  Bytes in;
+  std::function<void(const Response&)> host;
+  int resets = 0;
+  int waits = 0;
+};
+
 alignas(16) uint8_t g_metadata[1 << 16];
 alignas(16) uint8_t g_planned[1 << 16];
 alignas(16) uint8_t g_slot[1 << 16];
 alignas(16) uint8_t g_stash[1 << 12];
+alignas(16) uint8_t g_scratch[1 << 12];
 
 uint32_t u32(const Bytes& b, size_t at) {
   return static_cast<uint32_t>(b[at]) | (static_cast<uint32_t>(b[at + 1]) << 8) |
@@ -69,7 +101,7 @@ Bytes wire(uint8_t kind, uint16_t seq, uint32_t session, const Bytes& payload) {
 
 // Every frame in what the server wrote (non-frame bytes: console text, raw LINK_TEST bytes,
 // must not be there unless `raw` is given to collect them).
-std::vector<Response> frames(const Bytes& out, std::string* raw = nullptr) {
+std::vector<Response> frames(const Bytes& out, std::string* raw) {
   std::vector<Response> result;
   size_t start = 0;
   for (size_t i = 0; i <= out.size(); ++i) {
@@ -113,7 +145,8 @@ constexpr uint32_t kSession = 0x5EED1234;
 class Link {
  public:
   Link()
-      : config_{{{g_metadata, sizeof(g_metadata)}, {g_planned, sizeof(g_planned)}, {nullptr, 0}},
+      : config_{{{g_metadata, sizeof(g_metadata)}, {g_planned, sizeof(g_planned)},
+                 {g_scratch, sizeof(g_scratch)}},
                 {g_slot, sizeof(g_slot)},
                 {g_stash, sizeof(g_stash)},
                 {nullptr, 0},
@@ -636,6 +669,375 @@ TEST(server_a_frame_split_across_receives_is_one_request) {
   std::vector<Response> got = frames(link.transport_.out);
   CHECK_EQ(got.size(), 1);
   CHECK_EQ(got[0].kind, hostlink::kConnect);
-  delete g_link;
-  g_link = nullptr;
+}
+
+// ---- The virtual NPU (docs/link.md "Virtual NPU") ----------------------------------------
+
+namespace {
+
+// in (Char [16]) -> EthosUBackend -> out (Char [16]): the standard Vela payload (input at
+// scratch offset 0, output at 16, scratch 32).
+struct Delegated {
+  std::vector<uint8_t> payload = test::VelaBuilder::standard().bytes();
+  test::Bytes program;
+  Delegated() {
+    test::ProgramBuilder p;
+    int x = p.planned(ScalarType::Char, {16}, 0);
+    int y = p.planned(ScalarType::Char, {16}, 128);
+    p.delegate_call(p.delegate("EthosUBackend", payload, {}), {x, y});
+    p.set_inputs({x});
+    p.set_outputs({y});
+    p.set_buffer_sizes({0, 256});
+    program = p.finish();
+  }
+};
+
+// The backend on a board without the NPU, with this link's server as its virtual NPU.
+struct VirtualRig {
+  Link& link;
+  Delegated delegated;
+  int8_t input[16];
+  explicit VirtualRig(Link& l) : link(l) {
+    rt::clear_backends();
+    ethosu::register_backend(test::absent_npu_platform());
+    ethosu::set_virtual_npu(&link.server_.virtual_npu());
+    link.server_.set_clock(fake_clock);
+    for (int i = 0; i < 16; ++i) input[i] = static_cast<int8_t>(5 * i - 40);
+  }
+  ~VirtualRig() {
+    link.transport_.host = nullptr;
+    ethosu::set_virtual_npu(nullptr);
+    ethosu::unregister_platform();
+    rt::clear_backends();
+  }
+  Response load_and_set() {
+    link.connect();
+    Response r = link.load(delegated.program);
+    if (r.kind != hostlink::kLoadEnd) return r;
+    Bytes p = Link::tensor_header(0, static_cast<uint8_t>(ScalarType::Char), {16}, 16, 0);
+    p.insert(p.end(), reinterpret_cast<const uint8_t*>(input),
+             reinterpret_cast<const uint8_t*>(input) + 16);
+    return link.request(hostlink::kSetInput, p);
+  }
+  // A request the scripted host queues (new seq, the link's session).
+  void queue(uint8_t kind, const Bytes& payload, uint32_t session = kSession) {
+    Bytes w = wire(kind, ++link.seq_, session, payload);
+    link.transport_.in.insert(link.transport_.in.end(), w.begin(), w.end());
+  }
+  void queue_read(uint32_t offset, uint32_t length) {
+    Bytes p;
+    put_u32(p, offset);
+    put_u32(p, length);
+    queue(hostlink::kNpuRead, p);
+  }
+  void queue_write(uint32_t offset, const Bytes& data) {
+    Bytes p;
+    put_u32(p, offset);
+    p.insert(p.end(), data.begin(), data.end());
+    queue(hostlink::kNpuWrite, p);
+  }
+  void queue_done(bool ok, const char* reason = "") {
+    Bytes p = {static_cast<uint8_t>(ok ? 0 : 1), 0, 0, 0};
+    p.insert(p.end(), reason, reason + strlen(reason));
+    queue(hostlink::kNpuDone, p);
+  }
+};
+
+bool is_job(const Response& r) { return r.kind == hostlink::kNpuJob && r.flags == 0; }
+
+// The NPU's work as the host's executor would do it: out = in ^ 0x5A.
+Bytes xor_5a(const Bytes& in) {
+  Bytes out(in);
+  for (uint8_t& b : out) b ^= 0x5A;
+  return out;
+}
+
+// A well-behaved host: READ the input, WRITE the output, DONE ok, for every job.
+void honest_host(VirtualRig& rig, std::vector<Response>* jobs = nullptr) {
+  rig.link.transport_.host = [&rig, jobs](const Response& r) {
+    if (is_job(r)) {
+      if (jobs != nullptr) jobs->push_back(r);
+      rig.queue_read(0, 16);
+    } else if (r.kind == hostlink::kNpuRead && r.payload.size() == 16) {
+      rig.queue_write(16, xor_5a(r.payload));
+    } else if (r.kind == hostlink::kNpuWrite) {
+      rig.queue_done(true);
+    }
+  };
+}
+
+}  // namespace
+
+TEST(server_runs_a_delegate_through_a_virtual_npu_job) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  CHECK_EQ(rig.load_and_set().kind, hostlink::kSetInput);
+  std::vector<Response> jobs;
+  honest_host(rig, &jobs);
+  Response r = link.run(1);
+  uint16_t run_seq = 0;
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(r.payload.size(), 40);
+  CHECK_EQ(jobs.size(), 1);
+  run_seq = r.seq;
+  const Response& job = jobs[0];
+  CHECK_EQ(job.seq, run_seq);
+  CHECK_EQ(job.session, kSession);
+  CHECK_EQ(job.payload.size(), 40);
+  CHECK_EQ(u16(job.payload, 0), 0);   // delegate 0
+  CHECK_EQ(u16(job.payload, 2), 0);   // job 0 of this RUN
+  CHECK_EQ(u32(job.payload, 4), 32);  // the NPU's scratch
+  uint8_t sha[32];
+  hostlink::sha256(rig.delegated.payload.data(), rig.delegated.payload.size(), sha);
+  CHECK(memcmp(job.payload.data() + 8, sha, 32) == 0);
+  // virtual_npu_ticks: part of the total.
+  CHECK(u64(r.payload, 32) <= u64(r.payload, 8));
+  Response out = link.get_output(0, 0, 16);
+  CHECK_EQ(out.kind, hostlink::kGetOutput);
+  for (int i = 0; i < 16; ++i) {
+    CHECK_EQ(out.payload[48 + i], static_cast<uint8_t>(rig.input[i]) ^ 0x5A);
+  }
+  // Two iterations: two jobs of one RUN, numbered 0 and 1, both with its seq.
+  jobs.clear();
+  r = link.run(2);
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(jobs.size(), 2);
+  CHECK(jobs.size() == 2 && jobs[0].seq == r.seq && jobs[1].seq == r.seq);
+  CHECK(jobs.size() == 2 && u16(jobs[0].payload, 2) == 0 && u16(jobs[1].payload, 2) == 1);
+  CHECK_EQ(link.server_.runs(), 3);
+  // The kept response is the RUN's own: a retransmission gets it, and no job runs.
+  jobs.clear();
+  Bytes iterations;
+  put_u32(iterations, 2);
+  Response again = link.request_seq(hostlink::kRun, r.seq, iterations);
+  CHECK_EQ(again.kind, hostlink::kRun);
+  CHECK(again.payload == r.payload);
+  CHECK_EQ(jobs.size(), 0);
+  CHECK_EQ(link.server_.runs(), 3);
+  CHECK(!link.server_.npu_job_open());
+}
+
+TEST(server_virtual_npu_failure_is_delegate_failed_with_the_hosts_reason) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  link.transport_.host = [&rig](const Response& r) {
+    if (is_job(r)) rig.queue_done(false, "tosa reference model: bad \"shape\"\x01");
+  };
+  ErrorInfo e = error_of(link.run(1));
+  CHECK(e.name == "DelegateFailed");
+  CHECK_EQ(e.kind, hostlink::kRun);
+  CHECK(has(e.reason, "instruction 0 (delegate 0, EthosUBackend): virtual NPU: tosa reference "
+                      "model: bad 'shape'?"));
+  CHECK(error_of(link.get_output(0, 0, 16)).name == "BadMessage");  // no passed RUN
+  // The host lost the NPU_DONE's answer: its retransmission is answered again, after the RUN.
+  Response done = link.request_seq(hostlink::kNpuDone, static_cast<uint16_t>(link.seq_ - 1),
+                                   {1, 0, 0, 0});
+  CHECK_EQ(done.kind, hostlink::kNpuDone);
+  CHECK_EQ(done.payload.size(), 0);
+  // Outside a job, the NPU requests are refused.
+  ErrorInfo outside = error_of(link.request(hostlink::kNpuRead, Bytes(8, 0)));
+  CHECK(outside.name == "BadMessage" && has(outside.reason, "no virtual NPU job is running"));
+  outside = error_of(link.request(hostlink::kNpuJob, {}));
+  CHECK(outside.name == "BadMessage" && has(outside.reason, "NPU_JOB comes from the firmware"));
+}
+
+TEST(server_virtual_npu_requests_are_bounds_checked_and_others_refused) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  std::vector<ErrorInfo> errors;
+  int step = 0;
+  link.transport_.host = [&](const Response& r) {
+    if (r.kind == hostlink::kError) errors.push_back(error_of(r));
+    if (!is_job(r) && r.flags != hostlink::kFlagResponse) return;
+    switch (step++) {
+      case 0: rig.queue_read(30, 3); break;                 // passes 32
+      case 1: rig.queue_read(0xFFFFFFF0u, 0x20); break;     // wraps
+      case 2: rig.queue_read(0, 5000); break;               // more than a frame
+      case 3: rig.queue_write(17, Bytes(16, 1)); break;     // passes 32
+      case 4: rig.queue_write(0xFFFFFFFFu, Bytes(2, 1)); break;
+      case 5: rig.queue(hostlink::kInfo, {}); break;        // not a job request
+      case 6: rig.queue(hostlink::kGetOutput, Bytes(12, 0)); break;
+      case 7: rig.queue(hostlink::kRun, Bytes{1, 0, 0, 0}); break;  // a new RUN, not a resend
+      case 8: rig.queue(hostlink::kNpuRead, Bytes(8, 0), kSession + 1); break;  // stale session
+      case 9: rig.queue(hostlink::kNpuDone, {2, 0, 0, 0}); break;  // status 2
+      case 10: rig.queue(hostlink::kNpuRead, {0, 0}); break;       // short
+      case 11: rig.queue_read(16, 16); break;               // in bounds: the output's place
+      case 12: rig.queue_write(16, xor_5a(Bytes(rig.input, rig.input + 16))); break;
+      case 13: rig.queue_done(true); break;
+      default: break;
+    }
+  };
+  Response r = link.run(1);
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(errors.size(), 11);
+  for (const ErrorInfo& e : errors) CHECK(e.name == "BadMessage");
+  if (errors.size() == 11) {
+    CHECK(has(errors[0].reason, "NPU_READ of 3 bytes at offset 30 passes the 32-byte scratch"));
+    CHECK(has(errors[1].reason, "passes the 32-byte scratch"));
+    CHECK(has(errors[2].reason, "at most 4096 per request"));
+    CHECK(has(errors[3].reason, "NPU_WRITE of 16 bytes at offset 17 passes the 32-byte scratch"));
+    CHECK(has(errors[4].reason, "passes the 32-byte scratch"));
+    CHECK(has(errors[5].reason, "INFO: a virtual NPU job is running"));
+    CHECK_EQ(errors[5].kind, hostlink::kInfo);
+    CHECK(has(errors[6].reason, "GET_OUTPUT: a virtual NPU job is running"));
+    CHECK(has(errors[7].reason, "RUN: a virtual NPU job is running"));
+    CHECK(has(errors[8].reason, "session"));
+    CHECK(has(errors[9].reason, "NPU_DONE status 2"));
+    CHECK(has(errors[10].reason, "NPU_READ payload is 2 bytes, expected 8"));
+  }
+  Response out = link.get_output(0, 0, 16);
+  for (int i = 0; i < 16; ++i) {
+    CHECK_EQ(out.payload[48 + i], static_cast<uint8_t>(rig.input[i]) ^ 0x5A);
+  }
+}
+
+TEST(server_virtual_npu_retransmissions_resend_the_job_or_the_kept_answer) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  int jobs = 0;
+  int reads = 0;
+  uint16_t run_seq = static_cast<uint16_t>(link.seq_ + 1);
+  Bytes first_read;
+  link.transport_.host = [&](const Response& r) {
+    if (is_job(r)) {
+      if (++jobs == 1) {
+        // The announcement was "lost": the host retransmits its RUN.
+        Bytes w = wire(hostlink::kRun, run_seq, kSession, Bytes{1, 0, 0, 0});
+        link.transport_.in.insert(link.transport_.in.end(), w.begin(), w.end());
+      } else if (jobs == 2) {
+        rig.queue_read(0, 16);
+      }
+    } else if (r.kind == hostlink::kNpuRead) {
+      if (++reads == 1) {
+        first_read = r.payload;
+        // The answer was "lost": the same NPU_READ again gets the kept answer.
+        Bytes p;
+        put_u32(p, 0);
+        put_u32(p, 16);
+        Bytes w = wire(hostlink::kNpuRead, link.seq_, kSession, p);
+        link.transport_.in.insert(link.transport_.in.end(), w.begin(), w.end());
+      } else {
+        rig.queue_write(16, xor_5a(r.payload));
+      }
+    } else if (r.kind == hostlink::kNpuWrite) {
+      rig.queue_done(true);
+    }
+  };
+  Response r = link.run(1);
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(r.seq, run_seq);
+  CHECK_EQ(jobs, 2);
+  CHECK_EQ(reads, 2);
+  CHECK_EQ(first_read.size(), 16);
+  CHECK_EQ(link.server_.runs(), 1);
+}
+
+TEST(server_virtual_npu_a_retransmitted_done_never_ends_the_next_job) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  int jobs = 0;
+  int reads = 0;
+  int dones = 0;
+  uint16_t first_done_seq = 0;
+  link.transport_.host = [&](const Response& r) {
+    if (is_job(r)) {
+      if (++jobs == 2) {
+        // Job 0's DONE answer was "lost": the host sends it again during job 1.
+        Bytes w = wire(hostlink::kNpuDone, first_done_seq, kSession, {0, 0, 0, 0});
+        link.transport_.in.insert(link.transport_.in.end(), w.begin(), w.end());
+      } else {
+        rig.queue_read(0, 16);
+      }
+    } else if (r.kind == hostlink::kNpuRead) {
+      ++reads;
+      rig.queue_write(16, xor_5a(r.payload));
+    } else if (r.kind == hostlink::kNpuWrite) {
+      rig.queue_done(true);
+      if (first_done_seq == 0) first_done_seq = link.seq_;
+    } else if (r.kind == hostlink::kNpuDone) {
+      if (++dones == 2) rig.queue_read(0, 16);  // the answer again: now do job 1
+    }
+  };
+  Response r = link.run(2);
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(jobs, 2);
+  CHECK_EQ(reads, 2);  // job 1 ran its own READ/WRITE/DONE
+  CHECK_EQ(dones, 3);
+}
+
+TEST(server_virtual_npu_reannounces_after_a_quiet_second_and_gives_up_after_a_minute) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  int jobs = 0;
+  link.transport_.host = [&](const Response& r) {
+    if (is_job(r) && ++jobs == 3) rig.queue_read(0, 16);  // answers the third announcement
+    if (r.kind == hostlink::kNpuRead) rig.queue_write(16, xor_5a(r.payload));
+    if (r.kind == hostlink::kNpuWrite) rig.queue_done(true);
+  };
+  g_now = 0;
+  CHECK_EQ(link.run(1).kind, hostlink::kRun);
+  CHECK_EQ(jobs, 3);
+  CHECK(g_now >= 2000000000ull && g_now < 2500000000ull);  // two quiet seconds
+  // A host that never answers: announced about once a second, then DelegateFailed at 60 s.
+  jobs = 0;
+  link.transport_.host = [&](const Response& r) { jobs += is_job(r) ? 1 : 0; };
+  g_now = 0;
+  link.transport_.out.clear();
+  ErrorInfo e = error_of(link.run(1));
+  CHECK(e.name == "DelegateFailed");
+  CHECK(has(e.reason, "virtual NPU: the host did not answer"));
+  CHECK(!has(e.reason, "closed"));
+  CHECK_EQ(jobs, 60);  // at 0 s, then 1 s .. 59 s
+  CHECK(g_now >= 60000000000ull && g_now < 60200000000ull);
+  // A request, even a refused one, counts as an answer: the minute starts again.
+  jobs = 0;
+  g_now = 0;
+  bool nudged = false;
+  link.transport_.host = [&](const Response& r) {
+    jobs += is_job(r) ? 1 : 0;
+    if (is_job(r) && g_now >= 50000000000ull && !nudged) {
+      nudged = true;
+      rig.queue(hostlink::kInfo, {});
+    }
+  };
+  e = error_of(link.run(1));
+  CHECK(e.name == "DelegateFailed");
+  CHECK(g_now >= 110000000000ull);
+  CHECK(!link.server_.npu_job_open());
+}
+
+TEST(server_virtual_npu_ticks_and_a_closed_link) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  rig.load_and_set();
+  g_now = 0;
+  link.transport_.host = [&](const Response& r) {
+    if (is_job(r)) {
+      g_now += 300000000;  // the host's executor takes 300 ms
+      rig.queue_read(0, 16);
+    }
+    if (r.kind == hostlink::kNpuRead) rig.queue_write(16, xor_5a(r.payload));
+    if (r.kind == hostlink::kNpuWrite) rig.queue_done(true);
+  };
+  Response r = link.run(2);
+  CHECK_EQ(r.kind, hostlink::kRun);
+  CHECK_EQ(u64(r.payload, 32), 600000000ull);  // two jobs of 300 ms each
+  // No host at all (the transport closed): the job fails at once, saying so.
+  link.transport_.host = nullptr;
+  ErrorInfo e = error_of(link.run(1));
+  CHECK(e.name == "DelegateFailed" && has(e.reason, "the host did not answer (the link closed)"));
+}
+
+TEST(server_virtual_npu_is_not_taken_without_a_provider_or_with_an_npu) {
+  Link& link = fresh_link();
+  VirtualRig rig(link);
+  ethosu::set_virtual_npu(nullptr);
+  link.connect();
+  ErrorInfo e = error_of(link.load(rig.delegated.program));
+  CHECK(e.name == "NoHardware" && has(e.reason, "no Ethos-U55 at 0x58102000 on this board"));
 }

@@ -2,9 +2,13 @@
 // - an SDKI inputs blob preloaded in the inputs slot: the program comes from the program slot
 //   (or is linked in, embed=1), one run, the `@sdk` text record, exit;
 // - otherwise the host link: HELLO, then serve requests on the console UART for ever.
+// Both register the Ethos-U backend on the board's NPU platform; without an NPU (QEMU) the
+// link mode also installs the server as the backend's virtual NPU (docs/link.md).
 #include <stdint.h>
 
+#include "backend.h"
 #include "board_config.h"
+#include "board_npu.h"
 #include "platform.h"
 #include "record.h"
 #include "runner.h"
@@ -85,11 +89,25 @@ runner::RunnerMemory runner_memory() {
   };
 }
 
+// Before anything loads: a delegated program needs the backend (the runtime resolves delegates
+// first, so without it every such program would be BackendMissing).
+rt::Error register_npu() {
+  rt::Error err = ethosu::register_backend(board_npu_platform());
+  if (err != rt::Error::Ok) {
+    rt::add_context("registering the Ethos-U backend");
+  }
+  return err;
+}
+
 // The emulators' fast path: preloaded blobs in, the text record out.
 int run_preloaded() {
   runner::begin(SDK_BOARD_NAME);
   log_npu();
   run_test_hook();
+  rt::Error npu_err = register_npu();  // no virtual NPU here: there is no host to ask
+  if (npu_err != rt::Error::Ok) {
+    return runner::report_error(npu_err);
+  }
 
   rt::ConstBytes program = embedded_program();
 #ifndef SDK_EMBEDDED_PROGRAM
@@ -107,6 +125,7 @@ int run_preloaded() {
   }
   return runner::run(program, inputs, runner_memory());
 }
+
 
 // The host link (docs/link.md). Its frame buffers and state are static, like everything else.
 hostlink::PlatformTransport g_transport;
@@ -127,6 +146,15 @@ hostlink::PlatformTransport g_transport;
       npu_register(kNpuConfigOffset),
   };
   static hostlink::Server server(g_transport, config);
+  rt::Error err = register_npu();
+  if (err != rt::Error::Ok) {
+    // The link still serves CPU programs; a delegated one then fails to load with the runtime's
+    // BackendMissing.
+    runner::Line line;
+    line.text("executor_runner: ").text(rt::error_name(err)).text(": ");
+    line.text(rt::last_error_reason()).end();
+  }
+  ethosu::set_virtual_npu(&server.virtual_npu());  // used only while the NPU reads absent
   server.boot();
   for (;;) {
     server.serve();  // returns only when the transport has closed, which a UART never does

@@ -444,6 +444,7 @@ Error MethodLoader::init_delegates(const Program& program, const Resolution& r, 
     BackendInitContext ctx;
     ctx.payload = payload.data;
     ctx.payload_size = payload.size;
+    ctx.delegate_index = d;
     const auto* fb_specs = delegate->compile_specs();
     ctx.specs = specs;
     ctx.num_specs = vector_size(fb_specs);

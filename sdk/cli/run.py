@@ -41,7 +41,12 @@ def add_parser(subparsers) -> None:
         "and float outputs within --rtol of the largest magnitude",
     )
     p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help="float tolerance for --expect")
-    p.add_argument("--tosa-dir", type=Path, help="host: folder of delegate_<i>.tosa files")
+    p.add_argument(
+        "--tosa-dir",
+        type=Path,
+        help="host and the virtual NPU: folder of delegate_<i>.tosa files (default: beside "
+        "the program, as `sdk export` writes them)",
+    )
     p.add_argument(
         "--workdir",
         type=Path,
@@ -66,12 +71,12 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(args.program)
     delegates = sorted({d.id for d in program.plan.delegates})
     caps = target.capabilities()
-    if delegates and caps.firmware and not caps.npu:
-        # Said before building anything: the firmware would refuse it with BackendMissing.
+    if delegates and caps.firmware and not caps.npu and not caps.link:
+        # Said before building anything: no NPU, and no host link for a virtual one.
         raise UsageError(
             f"{args.program} has NPU delegates ({', '.join(delegates)}) and {args.target} has "
-            f"no NPU for board {args.board}; run it with --target host, or run its CPU parts "
-            f"on {args.target} with `sdk cut` (see README)"
+            f"neither an NPU nor the host link for a virtual one; run it with --target host, "
+            f"or its CPU parts on {args.target} with `sdk cut` (see README)"
         )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}

@@ -136,6 +136,7 @@ class Outcome:
     code: int = 0  # rt::Error of a failure
     name: str = ""
     reason: str = ""
+    virtual_npu_ticks: int = 0  # of a link run: waiting for the host's virtual-NPU jobs
 
 
 @dataclass

@@ -40,6 +40,10 @@ class Kind(enum.IntEnum):
     STATS = 0x40
     RESET = 0x50
     LINK_TEST = 0x60
+    NPU_JOB = 0x70
+    NPU_READ = 0x71
+    NPU_WRITE = 0x72
+    NPU_DONE = 0x73
     NAK = 0x7E
     ERROR = 0x7F
 
@@ -210,13 +214,16 @@ class RunTiming:
     total_ticks: int
     min_ticks: int
     max_ticks: int
+    virtual_npu_ticks: int = 0  # of total_ticks: waiting for the host's virtual-NPU jobs
 
 
 def parse_run(payload: bytes) -> RunTiming:
     r = _Reader(payload, "RUN")
     values = r.take("IIQQQ")
+    # Firmware without the virtual NPU sends the 32-byte form.
+    extra = r.take("Q") if len(payload) > r.pos else (0,)
     r.end()
-    return RunTiming(*values)
+    return RunTiming(*values, *extra)
 
 
 @dataclass(frozen=True)
@@ -284,6 +291,31 @@ def parse_error(payload: bytes) -> ErrorReply:
     return ErrorReply(
         code, name.decode("ascii", "replace"), kind, reason.decode("ascii", "replace")
     )
+
+
+@dataclass(frozen=True)
+class NpuJob:
+    delegate_index: int
+    job: int
+    scratch_size: int
+    payload_sha256: bytes
+
+
+def parse_npu_job(payload: bytes) -> NpuJob:
+    r = _Reader(payload, "NPU_JOB")
+    delegate, job, scratch = r.take("HHI")
+    (sha,) = r.take("32s")
+    r.end()
+    return NpuJob(delegate, job, scratch, sha)
+
+
+def npu_read(offset: int, length: int) -> bytes:
+    return struct.pack("<II", offset, length)
+
+
+def npu_done(ok: bool, reason: str = "") -> bytes:
+    text = reason.encode("ascii", "replace")[: MAX_PAYLOAD - 4]
+    return struct.pack("<B3x", 0 if ok else 1) + text
 
 
 def load_begin(size: int, sha256: bytes) -> bytes:

@@ -18,7 +18,7 @@ import secrets
 import struct
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -139,6 +139,9 @@ class LinkSession:
         self._loaded_sha: bytes | None = None
         self._loaded: p.Loaded | None = None
         self.phase = "connect"
+        # Who executes the firmware's virtual-NPU jobs (sdk.vnpu.virtual.VirtualNpu.handle).
+        self.npu_handler: Callable[[LinkSession, p.NpuJob], None] | None = None
+        self._jobs_done: set[tuple[int, int]] = set()
 
     # ---- context manager ---------------------------------------------------------------------
 
@@ -254,6 +257,11 @@ class LinkSession:
         for got in self._frames(time.monotonic() + timeout):
             if got is None:
                 return None  # a corrupt frame (maybe our response): ask again
+            if got.kind == Kind.NPU_JOB and not got.response and kind == Kind.RUN:
+                if got.seq == seq and got.session == self.session:
+                    self._npu_job(got, seq)
+                    return self._await(kind, seq, timeout)  # the RUN goes on: wait anew
+                continue
             if got.kind == Kind.HELLO:
                 self.hello = p.parse_info(got.payload)
                 if self.connected:
@@ -275,6 +283,48 @@ class LinkSession:
             if got.kind == kind:
                 return got
         return None
+
+    def _npu_job(self, frame: p.Frame, run_seq: int) -> None:
+        job = self._payload(frame, p.parse_npu_job)
+        if (run_seq, job.job) in self._jobs_done:
+            return  # announced again after we did it (a retransmitted RUN crossed it)
+        if self.npu_handler is None:
+            self.npu_done(False, "this host session has no virtual NPU for the program")
+        else:
+            phase = self.phase
+            self.npu_handler(self, job)
+            self.phase = phase
+        self._jobs_done.add((run_seq, job.job))
+
+    def npu_read(self, offset: int, length: int) -> bytes:
+        """Scratch bytes of the open virtual-NPU job, chunk by chunk."""
+        self.phase = "virtual NPU read"
+        data = bytearray()
+        chunk = self._max_payload()
+        while len(data) < length:
+            want = min(chunk, length - len(data))
+            response = self._request(
+                Kind.NPU_READ, p.npu_read(offset + len(data), want), self.timeouts.transfer
+            )
+            if len(response.payload) != want:
+                raise self.fail(f"NPU_READ: {len(response.payload)} bytes, asked {want}")
+            data += response.payload
+        return bytes(data)
+
+    def npu_write(self, offset: int, data: bytes) -> None:
+        self.phase = "virtual NPU write"
+        chunk = self._max_payload() - 4
+        for start in range(0, len(data), chunk):
+            part = data[start : start + chunk]
+            response = self._request(
+                Kind.NPU_WRITE, p.u32(offset + start) + part, self.timeouts.transfer
+            )
+            if self._payload(response, p.parse_u32, "NPU_WRITE") != len(part):
+                raise self.fail("NPU_WRITE: the firmware wrote less than sent")
+
+    def npu_done(self, ok: bool, reason: str = "") -> None:
+        self.phase = "virtual NPU done"
+        self._request(Kind.NPU_DONE, p.npu_done(ok, reason), self.timeouts.transfer)
 
     def _payload(self, frame: p.Frame, parse, *args):
         try:
@@ -499,12 +549,15 @@ class LinkSession:
             r = refused.reply
             record.result = Outcome(False, code=r.code, name=r.name, reason=r.reason)
             return record
+        per_run = max(iterations, 1)
         record.result = Outcome(
             True,
             outputs=len(record.outputs),
             init_ticks=loaded.init_ticks,
-            run_ticks=timing.total_ticks // max(iterations, 1),
+            # The CPU's time: the waits for the host's virtual-NPU jobs are not the firmware's.
+            run_ticks=(timing.total_ticks - timing.virtual_npu_ticks) // per_run,
             tick_hz=timing.tick_hz,
+            virtual_npu_ticks=timing.virtual_npu_ticks // per_run,
         )
         return record
 

@@ -18,6 +18,8 @@ from sdk.firmware.records import MemoryUse
 from sdk.link.session import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram
 
+VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -34,7 +36,7 @@ class RunOptions:
     workdir: Path | None = None  # firmware, blobs, logs (None: a temporary folder)
     port: str | None = None  # serial: the pyserial URL
     baud: int = DEFAULT_BAUD
-    tosa_dir: Path | None = None  # host: folder of delegate_<i>.tosa
+    tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one
 
@@ -48,13 +50,20 @@ class Timing:
     run_ticks: int | None = None  # one execute(); the mean when several iterations ran
     tick_hz: int | None = None
     instructions: int | None = None  # QEMU -icount only
+    # Delegates ran on the host's virtual NPU: their time is in none of the figures above
+    # and is never NPU time.
+    virtual_npu: bool = False
 
     def describe(self) -> str:
         if self.instructions is not None:
-            return f"{self.instructions} instructions ({self.source}: retired, not cycles)"
-        if self.run_ticks is not None and self.tick_hz:
-            return f"{self.run_ticks} ticks at {self.tick_hz} Hz ({self.source})"
-        return self.source
+            text = f"{self.instructions} instructions ({self.source}: retired, not cycles)"
+        elif self.run_ticks is not None and self.tick_hz:
+            text = f"{self.run_ticks} ticks at {self.tick_hz} Hz ({self.source})"
+        else:
+            text = self.source
+        if self.virtual_npu:
+            text += f" on the CPU; NPU delegates: {VIRTUAL_NPU_TIMING}"
+        return text
 
 
 @dataclass

@@ -9,42 +9,20 @@ reference model.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from sdk.errors import BoundaryError, ProgramError, TargetError
+from sdk.errors import BoundaryError, ProgramError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.cut import CpuSegment, Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
-from sdk.program.tosa_file import read_tosa_io
 from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
-
-
-@contextlib.contextmanager
-def native_output_captured():
-    """Route C-level stdout/stderr (fd 1 and 2) to a scratch file for the duration."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
+from sdk.vnpu.executor import TosaExecutor
 
 
 @dataclass
@@ -62,7 +40,7 @@ class HostRunner:
         from executorch.runtime import Runtime
 
         self.program = program
-        self.tosa_paths = tosa_paths
+        self.executor = TosaExecutor(tosa_paths)
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
@@ -81,20 +59,14 @@ class HostRunner:
         self.segment_runs.append(SegmentRun(segment, feeds, results))
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
-        import tosa_reference_model as reference
-
         call = self.instructions[step.instructions[0]].instr_args
-        path = self.tosa_paths.get(call.delegate_index)
-        if path is None:
-            raise ProgramError(f"no TOSA for delegate {call.delegate_index}")
-        tosa = path.read_bytes()
-        graph = read_tosa_io(tosa)
+        graph = self.executor.io(call.delegate_index)
         args = [int(a) for a in call.args]
         n_in = len(graph.inputs)
         if len(args) != n_in + len(graph.outputs):
             raise ProgramError(
                 f"delegate {call.delegate_index}: the call passes {len(args)} values, its TOSA "
-                f"has {n_in} inputs and {len(graph.outputs)} outputs ({path})"
+                f"has {n_in} inputs and {len(graph.outputs)} outputs"
             )
         feeds = []
         for value, tensor in zip(args[:n_in], graph.inputs):
@@ -105,11 +77,8 @@ class HostRunner:
                     f"{tensor.dtype} {list(tensor.shape)}, the program has {array.dtype} "
                     f"{list(array.shape)}"
                 )
-            feeds.append(np.ascontiguousarray(array.reshape(tensor.shape)))
-        with native_output_captured():  # the reference model prints version warnings
-            outputs, status = reference.run(tosa, feeds)
-        if status != reference.GraphStatus.TOSA_VALID:
-            raise TargetError(f"delegate {call.delegate_index}: TOSA reference model: {status}")
+            feeds.append(array)
+        outputs = self.executor.run(call.delegate_index, feeds)
         for value, array in zip(args[n_in:], outputs):
             info = self.program.tensor(value)
             dtype = numpy_dtype(info.scalar_type)

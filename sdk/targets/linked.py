@@ -6,12 +6,15 @@ URL, the typed record it fills, and the one check (sdk.firmware.records.check_re
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from sdk.errors import TargetError
 from sdk.firmware.records import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
+from sdk.vnpu.virtual import VirtualNpu
 
 
 def check_kernels(session: LinkSession, program: LoadedProgram) -> None:
@@ -36,12 +39,17 @@ def run_linked(
     *,
     iterations: int = 1,
     preloaded: bool = False,
+    tosa_dir: Path | None = None,
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
-    """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError."""
+    """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
+
+    A program with NPU delegates gets a virtual NPU on the host (sdk.vnpu): the firmware uses
+    it when its board has no NPU (QEMU); a board with one never asks."""
     program.check_inputs(inputs)
     if not session.connected:
         session.connect()
     check_kernels(session, program)
+    session.npu_handler = VirtualNpu(program, tosa_dir).handle if program.plan.delegates else None
     record = session.run_program(
         program.data,
         inputs,

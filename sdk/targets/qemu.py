@@ -88,7 +88,9 @@ class QemuTarget:
             return None
         return round(run_ticks * int(per_second) / tick_hz)
 
-    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+    def timing(
+        self, init_ticks: int, run_ticks: int, reported_hz: int, virtual_npu: bool = False
+    ) -> Timing:
         tick_hz = self.tick_hz(reported_hz)
         return Timing(
             source=TIMING_SOURCE,
@@ -96,6 +98,7 @@ class QemuTarget:
             run_ticks=run_ticks,
             tick_hz=tick_hz,
             instructions=self.instructions(run_ticks, tick_hz),
+            virtual_npu=virtual_npu,
         )
 
     def _require_binary(self) -> None:
@@ -134,14 +137,21 @@ class QemuTarget:
         log_path = workdir / "link.log"
         with self.session(Path(elf), workdir, preloads, options.timeout_s) as session:
             arrays, record = run_linked(
-                session, program, inputs, iterations=options.iterations, preloaded=preloaded
+                session,
+                program,
+                inputs,
+                iterations=options.iterations,
+                tosa_dir=options.tosa_dir,
+                preloaded=preloaded,
             )
         init_ticks, run_ticks, reported_hz = record.ticks()
         return RunReport(
             target=self.name,
             board=self.board.name,
             outputs=arrays,
-            timing=self.timing(init_ticks, run_ticks, reported_hz),
+            timing=self.timing(
+                init_ticks, run_ticks, reported_hz, virtual_npu=bool(program.plan.delegates)
+            ),
             memory=record.memory,
             log_path=log_path,
         )

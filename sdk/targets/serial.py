@@ -39,8 +39,10 @@ class SerialTarget:
             firmware=True,
         )
 
-    def timing(self, init_ticks: int, run_ticks: int, tick_hz: int) -> Timing:
-        return Timing(TIMING_SOURCE, init_ticks, run_ticks, tick_hz)
+    def timing(
+        self, init_ticks: int, run_ticks: int, tick_hz: int, virtual_npu: bool = False
+    ) -> Timing:
+        return Timing(TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu)
 
     def open(self, options: RunOptions, log_path: Path | None) -> LinkSession:
         """A session on the board at `options.port` (not yet connected)."""
@@ -64,13 +66,17 @@ class SerialTarget:
         workdir = Path(options.workdir or tempfile.mkdtemp(prefix="sdk-serial-")).resolve()
         log_path = workdir / "link.log"
         with self.open(options, log_path) as session:
-            arrays, record = run_linked(session, program, inputs, iterations=options.iterations)
+            arrays, record = run_linked(
+                session, program, inputs, iterations=options.iterations, tosa_dir=options.tosa_dir
+            )
         init_ticks, run_ticks, tick_hz = record.ticks()
         return RunReport(
             target=self.name,
             board=self.board.name,
             outputs=arrays,
-            timing=self.timing(init_ticks, run_ticks, tick_hz),
+            timing=self.timing(
+                init_ticks, run_ticks, tick_hz, virtual_npu=record.result.virtual_npu_ticks > 0
+            ),
             memory=record.memory,
             log_path=log_path,
         )

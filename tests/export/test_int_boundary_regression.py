@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
+from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.errors import BoundaryError
-from sdk.program.pte import load_program, output_quant_scales
 from sdk.targets.host import run_host
 
 # INT16 as is (U55 rejects INT16 BMM, so it stays on the CPU) and INT8 with BMM forced onto
@@ -24,12 +23,6 @@ from sdk.targets.host import run_host
 CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 CASES = [(m, q) for m in ("shared_split", "yolo_attention") for q in CPU_OPS]
 INTEGER_DTYPES = {"Char", "Short", "Byte", "Int"}
-
-# INT16 tolerance, in units of each output's quantization step (its final dequantize scale):
-# TOSA's integer rescales (conv, softmax tables) differ from PyTorch's float reference by
-# at most 1-2 LSB per op, and a few ops compound that. INT8 partitions are bit-exact.
-INT16_MAX_LSB = 4
-INT16_MEAN_LSB = 0.5
 
 
 @pytest.mark.parametrize(("model", "quant"), CASES)
@@ -86,21 +79,8 @@ def test_sdk_partitioner_keeps_boundaries_integer(export_case, model, quant, cap
 def test_host_run_matches_quantized_pytorch(export_case, model, quant):
     case = export_case(model, quant, True, CPU_OPS[quant])
     inputs = case.quantized.loaded.example_inputs
-    expected = case.quantized.graph_module(*inputs)
-    expected = expected if isinstance(expected, (tuple, list)) else (expected,)
     outputs = run_host(case.result.program_path, [t.numpy() for t in inputs])
-    scales = output_quant_scales(load_program(case.result.program_path))
-    assert len(outputs) == len(expected)
-    for out, ref, scale in zip(outputs, expected, scales):
-        ref = ref.detach().numpy()
-        assert out.shape == ref.shape and out.dtype == ref.dtype
-        if quant == "int8":
-            np.testing.assert_array_equal(out, ref)
-        else:
-            assert scale is not None
-            lsb = np.abs(out.astype(np.float64) - ref) / scale
-            assert lsb.max() <= INT16_MAX_LSB + 1e-6, f"max {lsb.max():.2f} LSB"
-            assert lsb.mean() <= INT16_MEAN_LSB, f"mean {lsb.mean():.3f} LSB"
+    assert_matches_quantized_model(case, outputs)
 
 
 def test_inspect_flags_a_program_made_by_stock_executorch_alone(export_case, tmp_path, capsys):

@@ -98,16 +98,3 @@ def test_expect_mismatch_fails_with_exit_4(export_case, tmp_path, capsys):
     )  # fmt: skip
     assert code == 4
     assert "output 0: max |diff| 1" in capsys.readouterr().err
-
-
-def test_cli_refuses_a_program_with_npu_delegates_before_building(export_case, tmp_path, capsys):
-    case = export_case("shared_split", "int16", True, None)
-    inputs = case.result.outdir / "example_inputs.npz"
-    code = main(
-        ["run", "--target", "qemu", str(case.result.program_path), "--inputs", str(inputs),
-         "-o", str(tmp_path / "o.npz"), "--workdir", str(tmp_path / "work")]
-    )  # fmt: skip
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "has NPU delegates (EthosUBackend)" in err and "sdk cut" in err
-    assert not (tmp_path / "work").exists() and not (tmp_path / "o.npz").exists()

@@ -77,6 +77,17 @@ def test_host_runner_reports_missing_operator(host_run, programs):
     assert "aten::cumsum.out" in result.error()[1]
 
 
+def test_host_runner_refuses_a_delegated_program_as_qemu_does(host_run, programs):
+    # The backend is registered; the host has no NPU (its registers read 0, as on QEMU), and
+    # the text path has no host to run a virtual NPU.
+    pte = programs["delegate"]
+    result = host_run(pte, random_inputs(pte))
+    assert result.returncode == 14  # NoHardware
+    name, reason = result.error()
+    assert name == "NoHardware"
+    assert "delegate 0 (EthosUBackend) init: no Ethos-U55 at 0x58102000 on this board" in reason
+
+
 def test_host_runner_refuses_a_corrupt_program_blob(host_run, programs):
     from sdk.firmware.image import pack_program
 

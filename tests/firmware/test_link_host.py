@@ -79,10 +79,13 @@ def test_retransmissions_get_the_kept_response_and_a_stale_session_an_error(
     real, host_link.session = host_link.session, 99
     with pytest.raises(TargetError, match="the firmware reset"):
         host_link.request_info()
-    host_link.session = real
+    # Not yet connected, the same request is simply refused, with the reason.
     host_link.connected = False
-    with pytest.raises(FirmwareRefused, match="BadMessage"):
+    with pytest.raises(FirmwareRefused, match=r"BadMessage.*session"):
         host_link.request_info()
+    host_link.session = real
+    host_link.connected = True
+    assert host_link.request_info().program_loaded
 
 
 def test_reset_restarts_with_a_hello_and_nothing_loaded(host_link: LinkSession, programs):

@@ -103,11 +103,18 @@ def test_embedded_program_runs_without_a_program_blob(programs, tmp_path: Path):
     np.testing.assert_array_equal(result.outputs[0], inputs[0] + inputs[1])
 
 
-def test_ethos_u_program_without_npu_fails_with_backend_missing(programs, tmp_path: Path):
+def test_ethos_u_program_without_npu_fails_with_no_hardware(programs, tmp_path: Path):
+    # The preloaded text path: the backend is registered, QEMU has no NPU (its registers read
+    # 0) and there is no host to run a virtual NPU, so the load says so.
     pte = programs["delegate"]
-    with pytest.raises(TargetError, match=r"BackendMissing \(code 6\).*'EthosUBackend'") as caught:
-        run_on_target("qemu", BOARD, pte, random_inputs(pte), TIMEOUT_S, tmp_path)
-    assert caught.value.log_path.name == "link.log"
+    program_blob, inputs_blob = write_blobs(load_program(pte), random_inputs(pte), tmp_path)
+    elf = build_firmware(BOARD, pte, tmp_path / "delegate.elf")
+    with pytest.raises(
+        TargetError,
+        match=r"NoHardware \(code 14\).*delegate 0 \(EthosUBackend\) init: no Ethos-U55 at "
+        r"0x58102000 on this board",
+    ):
+        boot(elf, pte, program_blob, inputs_blob, tmp_path)
 
 
 def test_a_hanging_firmware_is_a_timeout(programs, tmp_path: Path):

@@ -117,7 +117,7 @@ def test_a_truncated_info_is_a_payload_error(cut):
 
 def test_trailing_bytes_are_a_payload_error():
     with pytest.raises(p.PayloadError, match="left over"):
-        p.parse_run(struct.pack("<IIQQQ", 1, 2, 3, 4, 5) + b"x")
+        p.parse_run(struct.pack("<IIQQQQ", 1, 2, 3, 4, 5, 6) + b"x")
 
 
 def test_tensor_header_round_trips_and_bad_shapes_are_refused():

@@ -33,6 +33,7 @@ struct CompileSpec {
 struct BackendInitContext {
   const uint8_t* payload;  // the delegate's processed bytes, inside the program
   size_t payload_size;
+  size_t delegate_index;   // in the plan's delegate list (what the host's audit calls index)
   const CompileSpec* specs;
   size_t num_specs;
   void* state;  // zeroed, 16-byte aligned, lives as long as the method

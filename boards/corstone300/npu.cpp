@@ -1,0 +1,60 @@
+// Corstone-300's Ethos-U55 for the driver in firmware/ethosu/: registers at SDK_NPU_BASE,
+// IRQ SDK_NPU_IRQ (vector in startup.cpp), a wait bounded by SysTick ticks, Cortex-M55 D-cache
+// maintenance by address. On QEMU (no NPU) the registers read 0: the backend then refuses
+// the program (NoHardware) or, in link mode, takes the host's virtual NPU.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "board.h"
+#include "board_config.h"
+#include "board_npu.h"
+#include "platform.h"
+
+namespace {
+
+constexpr uintptr_t kNvicIser = 0xE000E100;
+constexpr uintptr_t kNvicIcpr = 0xE000E280;
+
+volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile uint32_t*>(address); }
+
+uint32_t npu_read32(void*, uint32_t offset) { return reg(SDK_NPU_BASE + offset); }
+
+void npu_write32(void*, uint32_t offset, uint32_t value) { reg(SDK_NPU_BASE + offset) = value; }
+
+// Interrupts masked between the check and the wfi, as platform_wait: an NPU interrupt after the
+// check stays pending and ends the wfi, then is taken at cpsie. SysTick wraps wake the wfi too,
+// so the tick budget is looked at even if the NPU never interrupts.
+bool npu_wait_for_irq(void*, const volatile bool* irq_done, uint32_t timeout_us) {
+  const uint64_t budget = static_cast<uint64_t>(timeout_us) * SDK_TICK_HZ / 1000000u;
+  const uint64_t start = platform_ticks();
+  for (;;) {
+    __asm volatile("cpsid i" ::: "memory");
+    if (*irq_done) {
+      __asm volatile("cpsie i\n isb" ::: "memory");
+      return true;
+    }
+    if (platform_ticks() - start >= budget) {
+      __asm volatile("cpsie i\n isb" ::: "memory");
+      return false;
+    }
+    __asm volatile("dsb\n wfi" ::: "memory");
+    __asm volatile("cpsie i\n isb" ::: "memory");
+  }
+}
+
+}  // namespace
+
+extern "C" void board_npu_irq_handler(void) { ethosu::handle_npu_irq(); }
+
+ethosu::NpuPlatform board_npu_platform() {
+  ethosu::NpuPlatform p = ethosu::default_platform(SDK_NPU_BASE);
+  p.read32 = npu_read32;
+  p.write32 = npu_write32;
+  p.wait_for_irq = npu_wait_for_irq;
+  p.clean_dcache = ethosu::cm55_clean_dcache;  // no-ops with the cache off and under QEMU
+  p.invalidate_dcache = ethosu::cm55_invalidate_dcache;
+  reg(kNvicIcpr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);  // nothing stale pending
+  reg(kNvicIser + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);
+  return p;
+}

@@ -1,0 +1,89 @@
+"""Executors of one Ethos-U delegate on the host, behind one seam.
+
+    executor.run(delegate_index, inputs) -> outputs     # arrays in the delegate's I/O order
+
+`TosaExecutor` runs the delegate's saved TOSA (written by `sdk export` beside the program) on
+the TOSA reference model: what the host reference (`sdk run --target host`) and the virtual
+NPU both use. A second executor, a functional model of the NPU running Vela's command stream
+itself, plugs in here later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from sdk.errors import ProgramError, TargetError
+from sdk.program.tosa_file import TosaGraphInfo, read_tosa_io
+
+
+class NpuExecutor(Protocol):
+    name: str
+
+    def io(self, delegate_index: int) -> TosaGraphInfo:
+        """The delegate's inputs and outputs (shape, dtype), in order."""
+        ...
+
+    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]: ...
+
+
+@contextlib.contextmanager
+def native_output_captured():
+    """Route C-level stdout/stderr (fd 1 and 2) to a scratch file for the duration."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+class TosaExecutor:
+    """The TOSA reference model on each delegate's saved TOSA flatbuffer."""
+
+    name = "TOSA reference model"
+
+    def __init__(self, tosa_paths: dict[int, Path]) -> None:
+        self.tosa_paths = tosa_paths
+        self._graphs: dict[int, tuple[bytes, TosaGraphInfo]] = {}
+
+    def _graph(self, delegate_index: int) -> tuple[bytes, TosaGraphInfo]:
+        if delegate_index not in self._graphs:
+            path = self.tosa_paths.get(delegate_index)
+            if path is None:
+                raise ProgramError(f"no TOSA for delegate {delegate_index}")
+            data = path.read_bytes()
+            self._graphs[delegate_index] = (data, read_tosa_io(data))
+        return self._graphs[delegate_index]
+
+    def io(self, delegate_index: int) -> TosaGraphInfo:
+        return self._graph(delegate_index)[1]
+
+    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        import tosa_reference_model as reference
+
+        tosa, graph = self._graph(delegate_index)
+        if len(inputs) != len(graph.inputs):
+            raise TargetError(
+                f"delegate {delegate_index}: {len(inputs)} inputs, its TOSA takes "
+                f"{len(graph.inputs)}"
+            )
+        feeds = [np.ascontiguousarray(a.reshape(t.shape)) for a, t in zip(inputs, graph.inputs)]
+        with native_output_captured():  # the reference model prints version warnings
+            outputs, status = reference.run(tosa, feeds)
+        if status != reference.GraphStatus.TOSA_VALID:
+            raise TargetError(f"delegate {delegate_index}: TOSA reference model: {status}")
+        return list(outputs)

@@ -1,0 +1,71 @@
+"""The seed regression end to end on QEMU with the virtual NPU: the firmware's real Ethos-U
+delegate path (payload and boundary checks, scratch layout), the command stream executed on
+the host (the TOSA reference model on the delegate's saved TOSA, matched by payload hash).
+
+For the YOLO-style shared split and the YOLO attention example, INT16 and INT8 (BMM forced to
+the CPU): the firmware's outputs equal `sdk run --target host` bit for bit and the quantized
+PyTorch model within the documented tolerance; the stock partitioner's programs are refused at
+load by the firmware itself (no host audit in the way) with the boundary dtype message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from quantref import assert_matches_quantized_model
+
+from sdk.cli.main import main
+from sdk.errors import TargetError
+from sdk.npz import read_arrays
+from sdk.targets.host import run_host
+from sdk.targets.run import run_on_target
+
+pytestmark = pytest.mark.slow
+BOARD = "corstone300"
+CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
+CASES = [(m, q) for m in ("shared_split", "yolo_attention") for q in CPU_OPS]
+
+
+@pytest.mark.parametrize(("model", "quant"), CASES)
+def test_firmware_with_the_virtual_npu_equals_the_host_reference(
+    export_case, model, quant, tmp_path
+):
+    case = export_case(model, quant, True, CPU_OPS[quant])
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    report = run_on_target("qemu", BOARD, case.result.program_path, inputs, 300, tmp_path)
+    host = run_host(case.result.program_path, inputs)
+    assert len(report.outputs) == len(host)
+    for got, want in zip(report.outputs, host, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert_matches_quantized_model(case, report.outputs)
+    assert report.timing.virtual_npu and "virtual NPU (not timed)" in report.timing.describe()
+    assert report.timing.instructions and report.timing.instructions > 0
+    assert "NPU_JOB" in report.log_path.read_text()
+
+
+@pytest.mark.parametrize(("model", "quant"), CASES)
+def test_the_firmware_refuses_a_stock_program_naming_the_boundary_dtype(
+    export_case, model, quant, tmp_path
+):
+    case = export_case(model, quant, False, CPU_OPS[quant])
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    with pytest.raises(TargetError) as caught:
+        run_on_target("qemu", BOARD, case.result.program_path, inputs, 300, tmp_path)
+    message = caught.value.message
+    assert "firmware error" in message and "EthosUBackend" in message
+    assert "program says Float" in message and "the NPU moves" in message
+
+
+def test_sdk_run_on_an_export_folder_just_works(export_case, tmp_path, capsys):
+    case = export_case("shared_split", "int16", True, None)
+    outdir = case.result.outdir
+    argv = ["run", "--board", BOARD, "--inputs", str(outdir / "example_inputs.npz")]
+    assert main([*argv, "--target", "host", str(case.result.program_path), "-o",
+                 str(tmp_path / "host.npz")]) == 0  # fmt: skip
+    code = main([*argv, "--target", "qemu", str(case.result.program_path), "-o",
+                 str(tmp_path / "qemu.npz"), "--expect", str(tmp_path / "host.npz")])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "bit-identical" in out and "virtual NPU (not timed)" in out
+    for a, b in zip(read_arrays(tmp_path / "qemu.npz"), read_arrays(tmp_path / "host.npz")):
+        np.testing.assert_array_equal(a, b)
