@@ -35,6 +35,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
     p.add_argument("--iterations", type=int, default=1, help="firmware targets: runs to time")
     p.add_argument(
+        "--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else the board's on PATH)"
+    )
+    p.add_argument(
         "--expect",
         type=Path,
         help=".npz of reference outputs: fail (exit 4) unless integer outputs are identical "
@@ -82,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
     if args.tosa_dir is not None:
         options["tosa_dir"] = args.tosa_dir
+    if args.fvp is not None:
+        options["fvp"] = args.fvp
     report = run_on_target(
         args.target, args.board, program, inputs, args.timeout, workdir, **options
     )

@@ -39,6 +39,7 @@ class RunOptions:
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one
+    fvp: Path | None = None  # fvp: the simulator's binary
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,17 @@
 """The Arm FVP target (e.g. FVP_Corstone_SSE-300_Ethos-U55), driven by board.yaml.
 
-The FVP is not installable here: users install it themselves. Without it on PATH the target
-fails with "FVP not installed". Its NPU is simulated, so Ethos-U programs can run on it.
-Success is proved by the firmware's own record, never by the FVP's exit status alone.
+The FVP is not installable here: users install it themselves. The binary is `--fvp PATH`
+(RunOptions.fvp), else $SDK_FVP, else board.yaml's `targets.fvp.binary` on PATH; without it
+the target fails with "FVP not installed" and how to install it. `ethosu.num_macs` follows the
+MAC count the program's command streams were compiled for (a mismatch would be refused by the
+driver's OPTIMIZER_CONFIG check at run time, so it is said before starting). Its NPU is
+simulated, so Ethos-U programs run on it. Success is proved by the firmware's own record,
+never by the FVP's exit status alone.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -20,6 +25,7 @@ from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.emulator import ConsoleRun, Preload, run_process
 
 TIMING_SOURCE = "FVP ticks (CPU timing not meaningful)"
+FVP_ENV = "SDK_FVP"
 
 
 class FvpTarget:
@@ -30,8 +36,27 @@ class FvpTarget:
     def __init__(self, board: Board, npu_config: str | None = None) -> None:
         self.board = board
         self.config = board.target("fvp")
-        self.binary = str(self.config["binary"])
+        self.binary = os.environ.get(FVP_ENV) or str(self.config["binary"])
         self.npu_config = board.npu_config(npu_config)
+
+    def follow_program(self, program: LoadedProgram) -> None:
+        """Take the NPU config the program's Ethos-U command streams were compiled for."""
+        from sdk.program.audit import read_delegates
+
+        macs = {d.vela.macs_per_cycle for d in read_delegates(program) if d.vela is not None}
+        macs.discard(None)
+        if not macs:
+            return
+        if len(macs) > 1:
+            raise UsageError(f"the program's delegates were compiled for {sorted(macs)} MACs")
+        (count,) = macs
+        wanted = [c for c in self.board.npu_configs if c.endswith(f"-{count}")]
+        if not wanted:
+            raise UsageError(
+                f"the program was compiled for a {count}-MAC NPU; board {self.board.name} has "
+                f"{', '.join(self.board.npu_configs)}"
+            )
+        self.npu_config = wanted[0]
 
     @property
     def num_macs(self) -> int:
@@ -72,8 +97,9 @@ class FvpTarget:
     def _require_binary(self) -> None:
         if shutil.which(self.binary) is None:
             raise TargetError(
-                f"FVP not installed: {self.binary} is not on PATH (install Arm's "
-                "Corstone-300 FVP and put its binary on PATH)"
+                f"FVP not installed: {self.binary} not found (install Arm's Corstone-300 FVP "
+                f"(Arm Ecosystem FVPs), then put FVP_Corstone_SSE-300_Ethos-U55 on PATH, set "
+                f"${FVP_ENV}, or give --fvp PATH)"
             )
 
     def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
@@ -86,7 +112,10 @@ class FvpTarget:
         """The preloaded path: program and inputs placed in memory, the record from UART0."""
         from sdk.targets.run import run_preloaded
 
+        if options.fvp is not None:
+            self.binary = str(options.fvp)
         self._require_binary()  # before anything is built
+        self.follow_program(program)
         return run_preloaded(self, self.board, program, inputs, options)
 
     def run(

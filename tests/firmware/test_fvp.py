@@ -54,3 +54,23 @@ def test_missing_fvp_is_a_clear_error(tmp_path: Path):
         pytest.skip(f"{target.binary} is installed on this machine")
     with pytest.raises(TargetError, match="FVP not installed"):
         target.run(tmp_path / "fw.elf", [], 10, tmp_path)
+
+
+def test_the_fvp_binary_comes_from_the_environment(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("SDK_FVP", str(tmp_path / "my_fvp"))
+    target = FvpTarget(load_board("corstone300"))
+    assert target.binary == str(tmp_path / "my_fvp")
+    with pytest.raises(TargetError, match=r"FVP not installed: .*my_fvp not found.*--fvp PATH"):
+        target.run(tmp_path / "fw.elf", [], 10, tmp_path)
+
+
+def test_num_macs_follow_the_program_s_compiled_npu(programs):
+    from sdk.program.pte import load_program
+
+    board = load_board("corstone300")
+    target = FvpTarget(board, "ethos-u55-256")
+    target.follow_program(load_program(programs["delegate"]))  # compiled for ethos-u55-128
+    assert target.num_macs == 128
+    cpu_only = FvpTarget(board, "ethos-u55-64")
+    cpu_only.follow_program(load_program(programs["add"]))
+    assert cpu_only.num_macs == 64
