@@ -12,18 +12,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import numpy as np
+from etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
 
 FLATC = "/usr/bin/flatc"  # SConstruct's default: the flatc matching Debian's headers
-
-
-def export_cpu(module, example_inputs, path: Path) -> Path:
-    import torch
-    from executorch.exir import to_edge_transform_and_lower
-
-    exported = torch.export.export(module, example_inputs)
-    path.write_bytes(to_edge_transform_and_lower(exported).to_executorch().buffer)
-    return path
 
 
 def export_ethos_u(module, example_inputs, path: Path) -> Path:
@@ -99,34 +90,6 @@ def make_modules():
         "cumsum": (Cumsum(), (torch.randn(8),)),
         "delegate": (Relu(), (torch.randn(1, 16),)),
     }
-
-
-def random_inputs(pte: Path, seed: int = 0) -> list[np.ndarray]:
-    from sdk.program.pte import load_program, numpy_dtype
-
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for info in load_program(pte).inputs():
-        dtype = numpy_dtype(info.scalar_type)
-        if dtype.kind == "f":
-            arrays.append(rng.standard_normal(info.shape).astype(dtype))
-        else:
-            bounds = np.iinfo(dtype)
-            arrays.append(rng.integers(bounds.min, bounds.max, info.shape, dtype=dtype))
-    return arrays
-
-
-def oracle(pte: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """ExecuTorch's own runtime on the same program and inputs."""
-    import executorch.kernels.quantized  # noqa: F401
-    import torch
-    from executorch.runtime import Runtime
-
-    # The Program holds the bytes its method reads (constants) while it runs: a temporary
-    # Program left them to be freed, and results were garbage under heap churn.
-    program = Runtime.get().load_program(pte.read_bytes())
-    method = program.load_method("forward")
-    return [t.numpy() for t in method.execute([torch.from_numpy(x) for x in inputs])]
 
 
 def schema_dir() -> Path:

@@ -7,17 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
 
 BOARD = "corstone300"
-
-
-def export_cpu(module, example_inputs, path: Path) -> Path:
-    import torch
-    from executorch.exir import to_edge_transform_and_lower
-
-    exported = torch.export.export(module, example_inputs)
-    path.write_bytes(to_edge_transform_and_lower(exported).to_executorch().buffer)
-    return path
 
 
 def link_modules():
@@ -67,32 +59,6 @@ def link_modules():
             ),
         ),
     }
-
-
-def random_inputs(pte: Path, seed: int) -> list[np.ndarray]:
-    from sdk.program.pte import load_program, numpy_dtype
-
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for info in load_program(pte).inputs():
-        dtype = numpy_dtype(info.scalar_type)
-        if dtype.kind == "f":
-            arrays.append(rng.standard_normal(info.shape).astype(dtype))
-        else:
-            bounds = np.iinfo(dtype)
-            arrays.append(rng.integers(bounds.min, bounds.max, info.shape, dtype=dtype))
-    return arrays
-
-
-def oracle(pte: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """ExecuTorch's own runtime on the same program and inputs."""
-    import executorch.kernels.quantized  # noqa: F401
-    import torch
-    from executorch.runtime import Runtime
-
-    program = Runtime.get().load_program(pte.read_bytes())
-    method = program.load_method("forward")
-    return [t.numpy() for t in method.execute([torch.from_numpy(x) for x in inputs])]
 
 
 def assert_identical(got: list[np.ndarray], want: list[np.ndarray]) -> None:
