@@ -35,8 +35,8 @@ class ExportCase:
 def export_case(tmp_path_factory):
     """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session."""
     from sdk.export.model_loader import load_model
+    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
-    from sdk.export.targets import NpuTarget, QuantMode
 
     cache: dict[tuple, ExportCase] = {}
     quantized_cache: dict[tuple[str, str], object] = {}
@@ -47,7 +47,7 @@ def export_case(tmp_path_factory):
             if (model, quant) not in quantized_cache:
                 loaded = load_model(str(EXAMPLES / f"{model}.py"))
                 quantized_cache[(model, quant)] = quantize(
-                    loaded, NpuTarget.U55_128, QuantMode(quant)
+                    loaded, NpuConfig.U55_128, QuantMode(quant)
                 )
             quantized = quantized_cache[(model, quant)]
             outdir = tmp_path_factory.mktemp(f"{model}_{quant}_{'fixed' if fixed else 'stock'}")

@@ -16,7 +16,11 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("model", help="FILE.py (defining model() and example_inputs()) or FILE.py:Name")
     p.add_argument("-o", "--outdir", required=True, type=Path, help="output folder")
-    p.add_argument("--target", default="ethos-u55-128", help="NPU config (default ethos-u55-128)")
+    p.add_argument(
+        "--npu", default="ethos-u55-128", help="NPU configuration (default ethos-u55-128)"
+    )
+    # `--target` is where a program runs (sdk run, sdk deploy); said so rather than guessed.
+    p.add_argument("--target", help=argparse.SUPPRESS)
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     p.add_argument(
         "--cpu-op",
@@ -40,12 +44,18 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sdk.errors import UsageError
     from sdk.export.pipeline import export_model
 
+    if args.target is not None:
+        raise UsageError(
+            f"--target {args.target}: the NPU configuration is --npu (e.g. --npu "
+            f"{args.target}); --target names where a program runs (sdk run, sdk deploy)"
+        )
     result = export_model(
         args.model,
         args.outdir,
-        target=args.target,
+        npu=args.npu,
         quant=args.quant,
         cpu_ops=args.cpu_op,
         calibration=args.calibration,

@@ -2,7 +2,7 @@
 
 The steps are separate functions so a user (or a test) can stop in between:
     loaded = load_model("model.py")
-    quantized = quantize(loaded, NpuTarget.U55_128, QuantMode.INT16)
+    quantized = quantize(loaded, NpuConfig.U55_128, QuantMode.INT16)
     result = lower(quantized, "out/", cpu_ops=["aten.bmm"])
 `export_model` chains them. Output (OUTDIR): model.pte, report.json, tosa/delegate_<i>.tosa and
 example_inputs.npz (the model's example inputs in program order, for `sdk run --inputs`).
@@ -28,9 +28,9 @@ import torch
 from sdk.errors import ExportError, SdkError, UsageError
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.model_loader import LoadedModel, load_model
+from sdk.export.npu import NpuConfig, QuantMode, compile_spec
 from sdk.export.partitioner import NpuPartitioner
 from sdk.export.report import build_report, cpu_nodes
-from sdk.export.targets import NpuTarget, QuantMode, compile_spec
 from sdk.export.vela_summary import read_vela_summary
 from sdk.npz import write_arrays
 from sdk.program.audit import audit_program
@@ -50,7 +50,7 @@ class QuantizedModel:
     """The model after PT2E quantization: the reference the exported program must match."""
 
     loaded: LoadedModel
-    target: NpuTarget
+    npu: NpuConfig
     quant: QuantMode
     graph_module: torch.fx.GraphModule  # run it for the quantized PyTorch reference
     exported: torch.export.ExportedProgram
@@ -97,7 +97,7 @@ def read_calibration(
 
 def quantize(
     loaded: LoadedModel,
-    target: NpuTarget,
+    npu: NpuConfig,
     quant: QuantMode,
     calibration: list[tuple[torch.Tensor, ...]] | None = None,
     vela_args: list[str] | None = None,
@@ -106,7 +106,7 @@ def quantize(
     from executorch.backends.arm.quantizer import EthosUQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    spec = compile_spec(target, vela_args)
+    spec = compile_spec(npu, vela_args)
     samples = calibration or loaded.calibration or [loaded.example_inputs]
     try:
         graph = torch.export.export(loaded.module, loaded.example_inputs).module(check_guards=False)
@@ -122,7 +122,7 @@ def quantize(
         raise
     except Exception as exc:
         raise ExportError(f"{loaded.name}: export/quantization failed: {_one_line(exc)}") from exc
-    return QuantizedModel(loaded, target, quant, converted, exported, list(vela_args or []))
+    return QuantizedModel(loaded, npu, quant, converted, exported, list(vela_args or []))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -182,7 +182,7 @@ def lower(
     from executorch.exir import to_edge_transform_and_lower
 
     outdir = Path(outdir)
-    spec = compile_spec(quantized.target, quantized.vela_args)
+    spec = compile_spec(quantized.npu, quantized.vela_args)
     checks = [ForceOnCpu(cpu_ops)] if cpu_ops else []
     with _staging(outdir) as stage:
         artifacts = stage / "artifacts"
@@ -265,7 +265,7 @@ def export_model(
     model: str,
     outdir: Path | str,
     *,
-    target: NpuTarget | str = NpuTarget.U55_128,
+    npu: NpuConfig | str = NpuConfig.U55_128,
     quant: QuantMode | str = QuantMode.INT8,
     cpu_ops: list[str] | None = None,
     calibration: Path | str | None = None,
@@ -273,9 +273,9 @@ def export_model(
     fix_boundaries: bool = True,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize, lower and write OUTDIR."""
-    target = target if isinstance(target, NpuTarget) else NpuTarget.parse(target)
+    npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
     quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
-    quantized = quantize(loaded, target, quant, samples, vela_args)
+    quantized = quantize(loaded, npu, quant, samples, vela_args)
     return lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fix_boundaries)

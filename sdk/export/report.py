@@ -16,7 +16,7 @@ from sdk.program.pte import LoadedProgram
 if TYPE_CHECKING:
     from sdk.export.pipeline import QuantizedModel
 
-REPORT_SCHEMA = "sdk.export.report/1"
+REPORT_SCHEMA = "sdk.export.report/2"
 
 
 def _graph_tensor(t: BoundaryTensor) -> dict:
@@ -120,7 +120,7 @@ def build_report(
                 for t in loaded.example_inputs
             ],
         },
-        "target": quantized.target.value,
+        "npu": quantized.npu.value,
         "quant": quantized.quant.value,
         "partitioner": "int-boundary" if partitioner.fix_boundaries else "stock",
         "cpu_ops_forced": list(cpu_ops),

@@ -44,15 +44,26 @@ class HostRunner:
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
+        # Each CPU step is cut (a deep copy of the program) and loaded once per runner, not on
+        # every run: the host reference runs on every deploy and every test.
+        self._loaded: dict[int, tuple[CpuSegment, object, object]] = {}
         # Each CPU segment run by the last `run`, with the arrays it took and gave.
         self.segment_runs: list[SegmentRun] = []
 
+    def _segment(self, step: Step) -> tuple[CpuSegment, object]:
+        key = step.instructions[0]
+        if key not in self._loaded:
+            segment = cut_cpu_segment(self.program, step)
+            loaded = self.runtime.load_program(segment.pte)  # kept alive with its method
+            self._loaded[key] = (segment, loaded, loaded.load_method(self.program.plan.name))
+        segment, _, method = self._loaded[key]
+        return segment, method
+
     def _run_cpu(self, step: Step, env: dict[int, np.ndarray]) -> None:
-        segment = cut_cpu_segment(self.program, step)
+        segment, method = self._segment(step)
         missing = [v for v in segment.inputs if v not in env]
         if missing:
             raise ProgramError(f"values {missing} are read before anything writes them")
-        method = self.runtime.load_program(segment.pte).load_method(self.program.plan.name)
         feeds = [np.ascontiguousarray(env[v]) for v in segment.inputs]
         results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
         env.update(zip(segment.outputs, results))

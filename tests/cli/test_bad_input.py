@@ -82,12 +82,22 @@ def test_unknown_name_in_model_spec(tmp_path, capsys):
     assert_one_error_line(err, "defines no 'Nope'")
 
 
-def test_unknown_target(tmp_path, capsys):
+def test_unknown_npu_config(tmp_path, capsys):
     code, _, err = run_cli(
-        capsys, "export", SHARED_SPLIT, "-o", tmp_path / "out", "--target", "ethos-u99-7"
+        capsys, "export", SHARED_SPLIT, "-o", tmp_path / "out", "--npu", "ethos-u99-7"
     )
     assert code == 2
-    assert_one_error_line(err, "unknown target 'ethos-u99-7'", "ethos-u55-128")
+    assert_one_error_line(err, "unknown NPU configuration 'ethos-u99-7'", "ethos-u55-128")
+    assert_untouched(tmp_path / "out", None)
+
+
+def test_export_target_names_npu(tmp_path, capsys):
+    """`--target` is where a program runs; export says the NPU configuration is --npu."""
+    code, _, err = run_cli(
+        capsys, "export", SHARED_SPLIT, "-o", tmp_path / "out", "--target", "ethos-u55-64"
+    )
+    assert code == 2
+    assert_one_error_line(err, "--npu ethos-u55-64", "where a program runs")
     assert_untouched(tmp_path / "out", None)
 
 

@@ -125,3 +125,33 @@ def test_inspect_json_fields_of_a_fixed_program(exported, capsys):
     ops = {o["op"] for o in report["cpu_operators"]}
     assert "aten::bmm.out" in ops and "aten::split_with_sizes_copy.out" in ops
     assert all(d["vela"]["macs_per_cycle"] == 128 for d in report["delegates"])
+
+
+def test_each_cpu_segment_is_cut_once_per_runner(exported, monkeypatch):
+    """The host reference runs on every deploy: its CPU segments are cut (a deep copy of the
+    program each) once per runner, and reused runs give the same outputs on new inputs."""
+    import sdk.targets.host as host
+
+    cuts = []
+    real_cut = host.cut_cpu_segment
+
+    def counting_cut(program, step):
+        cuts.append(step.instructions[0])
+        return real_cut(program, step)
+
+    monkeypatch.setattr(host, "cut_cpu_segment", counting_cut)
+    runner = host.host_runner(exported.program_path)
+    cpu_steps = [s for s in runner.steps if s.kind == "cpu"]
+    inputs = read_arrays(exported.outdir / "example_inputs.npz")
+    first = runner.run(inputs)
+    again = runner.run(inputs)
+    other = runner.run([(a * 0.5).astype(a.dtype) for a in inputs])
+    assert sorted(cuts) == sorted(s.instructions[0] for s in cpu_steps)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    # A fresh runner on the new inputs agrees: nothing stale is carried between runs.
+    for a, b in zip(
+        other, run_host(exported.program_path, [(x * 0.5).astype(x.dtype) for x in inputs])
+    ):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(first, other))

@@ -1,4 +1,4 @@
-"""The NPU configurations and quantization modes `sdk export` accepts."""
+"""The NPU configurations (`--npu`) and quantization modes (`--quant`) an export accepts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from executorch.backends.arm.quantizer import (
 from sdk.errors import UsageError
 
 
-class NpuTarget(str, Enum):
+class NpuConfig(str, Enum):
     """Vela accelerator configurations (MACs per cycle in the name)."""
 
     U55_32 = "ethos-u55-32"
@@ -24,12 +24,12 @@ class NpuTarget(str, Enum):
     U65_512 = "ethos-u65-512"
 
     @classmethod
-    def parse(cls, text: str) -> NpuTarget:
+    def parse(cls, text: str) -> NpuConfig:
         try:
             return cls(text)
         except ValueError:
             known = ", ".join(t.value for t in cls)
-            raise UsageError(f"unknown target {text!r}; known targets: {known}") from None
+            raise UsageError(f"unknown NPU configuration {text!r}; known: {known}") from None
 
 
 class QuantMode(str, Enum):
@@ -51,6 +51,7 @@ class QuantMode(str, Enum):
         return get_symmetric_quantization_config()
 
 
-def compile_spec(target: NpuTarget, vela_args: list[str] | None = None) -> EthosUCompileSpec:
-    """ExecuTorch's compile spec for the target, with the backend's default Vela config."""
-    return EthosUCompileSpec(target.value, extra_flags=list(vela_args or []) or None)
+def compile_spec(npu: NpuConfig, vela_args: list[str] | None = None) -> EthosUCompileSpec:
+    """ExecuTorch's compile spec for the NPU configuration, with the backend's default Vela
+    config."""
+    return EthosUCompileSpec(npu.value, extra_flags=list(vela_args or []) or None)
