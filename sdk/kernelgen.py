@@ -16,10 +16,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from sdk.errors import KernelMissingError, UsageError
-from sdk.files import write_if_changed
+from sdk.files import read_yaml, write_if_changed
 from sdk.paths import KERNELS_DIR
 from sdk.program.pte import LoadedProgram, dtype_name, operator_name
 
@@ -51,7 +49,7 @@ class SelectedKernel:
 def load_kernel_specs(path: Path = KERNELS_YAML) -> dict[str, KernelSpec]:
     """Read kernels.yaml into {operator name: spec}, refusing malformed entries."""
     try:
-        entries = yaml.safe_load(path.read_text())
+        entries = read_yaml(path.read_text())
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the kernel list: {exc}") from exc
     if not isinstance(entries, list):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE_DIR = REPO_ROOT / "firmware"
 KERNELS_DIR = REPO_ROOT / "kernels"
 BOARDS_DIR = REPO_ROOT / "boards"
-BUILD_DIR = REPO_ROOT / "build"
+# SCons object folders (incremental builds); $SDK_BUILD_DIR moves them (e.g. a fresh one).
+BUILD_DIR = Path(os.environ.get("SDK_BUILD_DIR") or REPO_ROOT / "build")

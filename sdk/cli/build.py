@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sdk.firmware.boards import EXIT_METHODS
+from sdk.firmware.boards import DEFAULT_BOARD, EXIT_METHODS
 
 
 def add_parser(subparsers) -> None:
@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
         "program is linked into the image and loaded at boot.",
     )
     p.add_argument("program", type=Path, nargs="?", help="the program (default: every kernel)")
-    p.add_argument("--board", default="corstone300")
+    p.add_argument("--board", default=DEFAULT_BOARD)
     p.add_argument("-o", "--output", type=Path, required=True, help="where to write the ELF")
     p.add_argument("--embed", action="store_true", help="link the program into the image")
     p.add_argument(

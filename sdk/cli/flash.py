@@ -7,6 +7,8 @@ from pathlib import Path
 
 
 def add_parser(subparsers) -> None:
+    from sdk.firmware.boards import DEFAULT_BOARD
+
     p = subparsers.add_parser(
         "flash",
         help="put a firmware ELF on a board",
@@ -15,7 +17,7 @@ def add_parser(subparsers) -> None:
         "(pyocd). Afterwards `sdk run --target serial --port URL` drives it.",
     )
     p.add_argument("firmware", type=Path)
-    p.add_argument("--board", default="corstone300")
+    p.add_argument("--board", default=DEFAULT_BOARD)
     p.add_argument("--method", help="a flash method of the board (default: its first)")
     p.add_argument("--drive", type=Path, help="mps3-usb: the mounted drive's folder")
     p.add_argument("--probe", help="pyocd: the probe's unique id (--uid)")

@@ -11,7 +11,10 @@ from importlib import import_module
 from sdk import __version__
 
 # Subcommand modules, each with `add_parser(subparsers)` and `run(args) -> int`.
-COMMANDS = ("export", "inspect", "run", "cut", "kernels", "build", "flash")
+COMMANDS = (
+    "export", "inspect", "run", "cut", "kernels", "build", "flash", "boards", "doctor",
+    "deploy", "cache",
+)  # fmt: skip
 
 
 def _quiet_third_party_logs() -> None:

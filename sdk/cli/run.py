@@ -10,6 +10,7 @@ from sdk.link.session import DEFAULT_BAUD
 
 
 def add_parser(subparsers) -> None:
+    from sdk.firmware.boards import DEFAULT_BOARD
     from sdk.targets.run import TARGETS
 
     p = subparsers.add_parser(
@@ -23,7 +24,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("program", type=Path)
     p.add_argument("--target", default="host", help=f"one of {', '.join(TARGETS)} (default host)")
-    p.add_argument("--board", default="corstone300", help="board (default corstone300)")
+    p.add_argument("--board", default=DEFAULT_BOARD, help=f"board (default {DEFAULT_BOARD})")
     p.add_argument("--inputs", type=Path, required=True, help=".npz of inputs in program order")
     p.add_argument("-o", "--output", type=Path, required=True, help=".npz to write outputs to")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
@@ -64,16 +65,26 @@ def run(args: argparse.Namespace) -> int:
     from sdk.firmware.boards import load_board
     from sdk.npz import read_arrays, write_arrays
     from sdk.program.pte import load_program
-    from sdk.targets.run import make_target, run_on_target
+    from sdk.targets.base import RunOptions
+    from sdk.targets.run import make_target, require_available, run_on_target
 
     target = make_target(args.target, load_board(args.board))  # bad names before any work
     if args.iterations < 1:
         raise UsageError(f"--iterations {args.iterations}: at least 1")
+    options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
+    if args.tosa_dir is not None:
+        options["tosa_dir"] = args.tosa_dir
+    if args.fvp is not None:
+        options["fvp"] = args.fvp
+    caps = target.capabilities()
+    if caps.preload:
+        # An emulator this machine boots: missing is said before anything is read or built.
+        # (A board's port is opened by its run first thing; opening it twice may reset it.)
+        require_available(target, RunOptions(**options))
     inputs = read_arrays(args.inputs)
     expected = read_arrays(args.expect) if args.expect is not None else None
     program = load_program(args.program)
     delegates = sorted({d.id for d in program.plan.delegates})
-    caps = target.capabilities()
     if delegates and caps.firmware and not caps.npu and not caps.link:
         # Said before building anything: no NPU, and no host link for a virtual one.
         raise UsageError(
@@ -82,11 +93,6 @@ def run(args: argparse.Namespace) -> int:
             f"or its CPU parts on {args.target} with `sdk cut` (see README)"
         )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
-    options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
-    if args.tosa_dir is not None:
-        options["tosa_dir"] = args.tosa_dir
-    if args.fvp is not None:
-        options["fvp"] = args.fvp
     report = run_on_target(
         args.target, args.board, program, inputs, args.timeout, workdir, **options
     )

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from enum import Enum
 
-from executorch.backends.arm.ethosu import EthosUCompileSpec
-from executorch.backends.arm.quantizer import (
-    get_symmetric_a16w8_quantization_config,
-    get_symmetric_quantization_config,
-)
-
 from sdk.errors import UsageError
+
+# ExecuTorch's Arm backend is imported where it is used: naming a configuration (sdk deploy
+# on a cached program) must not cost the backend's import.
 
 
 class NpuConfig(str, Enum):
@@ -46,12 +43,19 @@ class QuantMode(str, Enum):
             raise UsageError(f"unknown quantization {text!r}; use int8 or int16") from None
 
     def quantization_config(self):
+        from executorch.backends.arm.quantizer import (
+            get_symmetric_a16w8_quantization_config,
+            get_symmetric_quantization_config,
+        )
+
         if self is QuantMode.INT16:
             return get_symmetric_a16w8_quantization_config()
         return get_symmetric_quantization_config()
 
 
-def compile_spec(npu: NpuConfig, vela_args: list[str] | None = None) -> EthosUCompileSpec:
+def compile_spec(npu: NpuConfig, vela_args: list[str] | None = None):
     """ExecuTorch's compile spec for the NPU configuration, with the backend's default Vela
-    config."""
+    config (an EthosUCompileSpec)."""
+    from executorch.backends.arm.ethosu import EthosUCompileSpec
+
     return EthosUCompileSpec(npu.value, extra_flags=list(vela_args or []) or None)

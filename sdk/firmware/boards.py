@@ -18,9 +18,11 @@ import yaml
 
 from sdk import __version__
 from sdk.errors import UsageError
+from sdk.files import read_yaml
 from sdk.paths import BOARDS_DIR
 
 BOARD_FILE = "board.yaml"
+DEFAULT_BOARD = "corstone300"  # what --board means when not given
 SCHEMA_FILE = "board.schema.yaml"
 SLOT_NAMES = ("program", "inputs", "planned", "scratch")
 # How the firmware ends a run (board.yaml `runtime.exit`, SCons `exit=`): semihosting
@@ -67,6 +69,7 @@ class Board:
     console_base: int
     console_baud_divider: int
     console_rx_irq: int
+    npu_kind: str  # e.g. "ethos-u55" ("" when board.yaml does not say)
     npu_base: int
     npu_irq: int
     npu_default_config: str
@@ -126,7 +129,7 @@ def check_exit_method(method: Any, where: str | None = None) -> str:
 
 @functools.cache
 def board_schema(boards_dir: Path = BOARDS_DIR) -> dict[str, Any]:
-    return yaml.safe_load((boards_dir / SCHEMA_FILE).read_text())
+    return read_yaml((boards_dir / SCHEMA_FILE).read_text())
 
 
 def check_schema(where: str, data: Any, boards_dir: Path = BOARDS_DIR) -> None:
@@ -201,7 +204,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         known = ", ".join(available_boards(boards_dir)) or "none"
         raise UsageError(f"unknown board {name!r}; boards: {known}")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = read_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise UsageError(f"{path}: cannot read the board: {exc}") from exc
     where = str(path)
@@ -249,6 +252,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
         console_rx_irq=_int(f"{where}: console.rx_irq", console.get("rx_irq")),
+        npu_kind=str(npu.get("kind", "")),
         npu_base=_int(f"{where}: npu.base", npu.get("base")),
         npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
         npu_default_config=default_config,

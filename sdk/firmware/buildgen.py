@@ -18,6 +18,10 @@ from sdk.firmware.boards import Board
 from sdk.paths import KERNELS_DIR, REPO_ROOT
 
 TEST_HOOKS = ("none", "hang", "fault", "stack")
+# SConstruct's defaults for `flatc=` and `flatbuffers_root=`: Debian's flatc and the headers
+# it matches (flatbuffers-compiler, libflatbuffers-dev).
+FLATC = "/usr/bin/flatc"
+FLATBUFFERS_ROOT = "/usr/include"
 # What the kernel registrations depend on besides the program: when none of these change,
 # the registrations are reused without importing the generator (which loads ExecuTorch).
 REGISTRATION_INPUTS = (
@@ -184,8 +188,9 @@ def flatbuffers_version_of_headers(include_dir: Path) -> str:
     return ".".join(p.group(1) for p in parts if p)
 
 
-def check_flatc(flatc: str, include_dir: Path) -> None:
-    """flatc and the flatbuffers headers must be the same version (generated code asserts it)."""
+def check_flatc(flatc: str, include_dir: Path) -> str:
+    """flatc and the flatbuffers headers must be the same version (generated code asserts it);
+    returns that version."""
     try:
         out = subprocess.run([flatc, "--version"], capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError) as exc:
@@ -197,6 +202,7 @@ def check_flatc(flatc: str, include_dir: Path) -> None:
             f"{flatc} is version {flatc_version} but the headers in {include_dir} are "
             f"{headers_version}; use the flatc that matches the headers (flatc=PATH)"
         )
+    return flatc_version
 
 
 def flatbuffers_include(outdir: Path, headers_root: Path) -> Path:

@@ -10,11 +10,19 @@ from sdk.program.pte import LoadedProgram, operator_name
 INSPECT_SCHEMA = "sdk.inspect/1"
 
 
+def planned_buffer_sizes(program: LoadedProgram) -> list[int]:
+    """The method's planned (activation) buffers, in bytes: what the runtime must lay out.
+
+    Buffer 0 is reserved by ExecuTorch and left out; `sdk inspect` and the board-fit check
+    (sdk.firmware.memory) both read the program's needs from here."""
+    return [int(s) for s in program.plan.non_const_buffer_sizes][1:]
+
+
 def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) -> dict:
     audit = audit or audit_program(program)
     plan = program.plan
     calls = Counter(operator_name(plan.operators[c.op_index]) for _, c in program.kernel_calls())
-    planned = [int(s) for s in plan.non_const_buffer_sizes]
+    planned = planned_buffer_sizes(program)
     constant_bytes = sum(len(b.storage) for b in program.program.constant_buffer)
     sites_by_delegate: dict[int, list] = {}
     for site in audit.call_sites:
@@ -49,9 +57,8 @@ def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) ->
         "inputs": [t.to_json() for t in program.inputs()],
         "outputs": [t.to_json() for t in program.outputs()],
         "memory": {
-            # Buffer 0 is reserved by ExecuTorch; the rest are the planned arenas.
-            "planned_buffers": planned[1:],
-            "planned_bytes": sum(planned[1:]),
+            "planned_buffers": planned,
+            "planned_bytes": sum(planned),
             "constant_bytes": constant_bytes,
         },
         "instructions": len(plan.chains[0].instructions) if plan.chains else 0,

@@ -3,7 +3,8 @@ typed run report every target returns (the host reference included).
 
 A target's capabilities come from `board.yaml` (`targets.<name>`) where they are board facts
 (`has_npu`), and from the target's nature otherwise (QEMU propagates the exit code, a serial
-board does not). Callers ask a target what it can do instead of knowing target names.
+board does not). Callers ask a target what it can do, and whether it can run here at all
+(`availability()`), instead of knowing target names.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ class Capabilities:
     npu: bool  # a real Ethos-U55 executes the delegates
     link: bool  # driven over the host link (docs/link.md)
     firmware: bool  # runs our firmware (False: the host reference)
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a target can run on this machine, what was found, and how to get it if not."""
+
+    available: bool
+    detail: str  # what was found (the binary and its version, the port) or why not
+    install: str = ""  # the command or instructions that make it available (when it is not)
+
+    def describe(self) -> str:
+        return f"{self.detail}; {self.install}" if self.install else self.detail
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,11 @@ class Target(Protocol):
     name: str
 
     def capabilities(self) -> Capabilities: ...
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """Can it run here (binary installed, port open)? Cheap, nothing built or booted;
+        `options` carry what the user gave (`fvp`, `port`)."""
+        ...
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions

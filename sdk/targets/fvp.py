@@ -21,10 +21,10 @@ import numpy as np
 from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.emulator import ConsoleRun, Preload, run_process
 
-TIMING_SOURCE = "FVP ticks (CPU timing not meaningful)"
+TIMING_SOURCE = "FVP cycles (approximate: the FVP is not cycle-accurate)"
 FVP_ENV = "SDK_FVP"
 
 
@@ -36,8 +36,29 @@ class FvpTarget:
     def __init__(self, board: Board, npu_config: str | None = None) -> None:
         self.board = board
         self.config = board.target("fvp")
+        # $SDK_FVP, else board.yaml's binary; `--fvp` (RunOptions.fvp) overrides: binary_for.
         self.binary = os.environ.get(FVP_ENV) or str(self.config["binary"])
         self.npu_config = board.npu_config(npu_config)
+
+    def binary_for(self, options: RunOptions | None) -> str:
+        """The FVP binary a run with `options` uses: --fvp PATH, else $SDK_FVP / board.yaml."""
+        if options is not None and options.fvp is not None:
+            return str(options.fvp)
+        return self.binary
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """The binary a run would use (binary_for), found as an executable (not started:
+        an FVP may take a licence check or seconds to come up)."""
+        binary = self.binary_for(options)
+        path = shutil.which(binary)
+        if path is None:
+            return Availability(
+                False,
+                f"FVP not installed: {binary} not found",
+                f"install Arm's Corstone-300 FVP (Arm Ecosystem FVPs), then put "
+                f"{self.config['binary']} on PATH, set ${FVP_ENV}, or give --fvp PATH",
+            )
+        return Availability(True, path)
 
     def follow_program(self, program: LoadedProgram) -> None:
         """Take the NPU config the program's Ethos-U command streams were compiled for."""
@@ -95,12 +116,9 @@ class FvpTarget:
         )
 
     def _require_binary(self) -> None:
-        if shutil.which(self.binary) is None:
-            raise TargetError(
-                f"FVP not installed: {self.binary} not found (install Arm's Corstone-300 FVP "
-                f"(Arm Ecosystem FVPs), then put FVP_Corstone_SSE-300_Ethos-U55 on PATH, set "
-                f"${FVP_ENV}, or give --fvp PATH)"
-            )
+        found = self.availability()
+        if not found.available:
+            raise TargetError(found.describe())
 
     def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
         # The FVP's CPU timing is not meaningful (its NPU timing is cycle-approximate).
@@ -112,8 +130,7 @@ class FvpTarget:
         """The preloaded path: program and inputs placed in memory, the record from UART0."""
         from sdk.targets.run import run_preloaded
 
-        if options.fvp is not None:
-            self.binary = str(options.fvp)
+        self.binary = self.binary_for(options)
         self._require_binary()  # before anything is built
         self.follow_program(program)
         return run_preloaded(self, self.board, program, inputs, options)

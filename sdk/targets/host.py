@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +22,13 @@ from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.cut import CpuSegment, Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
-from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.vnpu.executor import TosaExecutor
+
+# What the reference imports when it runs: ExecuTorch's runtime and quantized kernels
+# (HostRunner) and the TOSA reference model (TosaExecutor).
+REFERENCE_MODULES = ("executorch.runtime", "executorch.kernels.quantized", "tosa_reference_model")
+REFERENCE = "ExecuTorch runtime + TOSA reference model"
 
 
 @dataclass
@@ -173,6 +179,21 @@ class HostTarget:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(exit_code=False, preload=False, npu=False, link=False, firmware=False)
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """Available when the reference's modules import (a broken wheel fails only there)."""
+        from sdk.pins import pins_for_modules, pip_install
+
+        failed = []
+        for module in REFERENCE_MODULES:
+            try:
+                import_module(module)
+            except Exception as exc:  # an import can fail with anything (a missing .so, ...)
+                failed.append((module, exc))
+        if not failed:
+            return Availability(True, REFERENCE)
+        why = "; ".join(f"cannot import {module}: {exc}" for module, exc in failed)
+        return Availability(False, why, pip_install(pins_for_modules([m for m, _ in failed])))
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import UsageError
+from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
 from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import LoadedProgram, TensorInfo, load_program
-from sdk.targets.base import RunOptions, RunReport, Target
+from sdk.targets.base import Availability, RunOptions, RunReport, Target
 from sdk.targets.emulator import Emulator, Preload
 from sdk.targets.fvp import FvpTarget
 from sdk.targets.host import HostTarget
@@ -36,10 +36,40 @@ TARGETS: dict[str, Callable[[Board], Target]] = {
 }
 
 
+# `--target auto` (sdk deploy): the first of these available here; the last is the fallback
+# any machine can install (QEMU, NPU delegates on the virtual NPU).
+AUTO_TARGETS = ("fvp", "qemu")
+
+
 def make_target(target: str, board: Board) -> Target:
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}; targets: {', '.join(sorted(TARGETS))}")
     return TARGETS[target](board)
+
+
+def available_targets(board: Board, options: RunOptions | None = None) -> dict[str, Availability]:
+    """Every target's availability for `board` here, in TARGETS order (a target the board
+    has no section for is unavailable, saying so)."""
+    found = {}
+    for name in TARGETS:
+        try:
+            found[name] = make_target(name, board).availability(options)
+        except UsageError as exc:
+            found[name] = Availability(False, exc.message)
+    return found
+
+
+def auto_target(found: dict[str, Availability]) -> str:
+    """What `auto` means given `available_targets(...)`: the first available of AUTO_TARGETS,
+    else the fallback (whose availability then says how to install it)."""
+    return next((t for t in AUTO_TARGETS if t in found and found[t].available), AUTO_TARGETS[-1])
+
+
+def require_available(target: Target, options: RunOptions | None = None) -> None:
+    """One TargetError line when `target` cannot run here, before anything is read or built."""
+    found = target.availability(options)
+    if not found.available:
+        raise TargetError(f"target {target.name} is not available here: {found.describe()}")
 
 
 def run_on_target(

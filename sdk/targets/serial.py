@@ -9,18 +9,37 @@ booted here. The board's facts (has it an NPU) come from board.yaml `targets.ser
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import UsageError
+from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.linked import run_linked
 
-TIMING_SOURCE = "board SysTick"
+TIMING_SOURCE = "board measured cycles (SysTick)"
+SERIAL_INSTALL = "connect the board and pass --port URL; `sdk boards` lists the serial ports seen"
+
+
+@dataclass(frozen=True)
+class SeenPort:
+    """A serial port this machine has: what --port (or hwgrep://SERIAL) can name."""
+
+    device: str
+    description: str
+    serial_number: str | None
+
+
+def seen_ports() -> list[SeenPort]:
+    """The serial ports pyserial finds here (USB boards, built-in UARTs), by device name."""
+    from serial.tools.list_ports import comports
+
+    ports = [SeenPort(p.device, p.description, p.serial_number) for p in comports()]
+    return sorted(ports, key=lambda p: p.device)
 
 
 class SerialTarget:
@@ -38,6 +57,16 @@ class SerialTarget:
             link=True,
             firmware=True,
         )
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """Available when --port names a port that opens (opened and closed again here)."""
+        if options is None or not options.port:
+            return Availability(False, "no --port given", SERIAL_INSTALL)
+        try:
+            open_port(options.port, options.baud).close()
+        except TargetError as exc:
+            return Availability(False, exc.message, SERIAL_INSTALL)
+        return Availability(True, f"{options.port} opens")
 
     def timing(
         self, init_ticks: int, run_ticks: int, tick_hz: int, virtual_npu: bool = False

@@ -14,6 +14,7 @@ from sdk.firmware.build import build_firmware
 from sdk.firmware.image import pack_program, write_blobs
 from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import load_program
+from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.targets.qemu import QemuTarget
 from sdk.targets.run import run_built, run_firmware, run_on_target
 
@@ -58,7 +59,7 @@ def test_cpu_program_matches_executorch_bit_for_bit(programs, tmp_path: Path):
     timing = result.timing
     assert timing.run_ticks > 0 and timing.instructions is not None and timing.instructions > 0
     assert timing.tick_hz == 32_000_000  # QEMU's SysTick rate in virtual time
-    assert timing.source == "QEMU -icount"
+    assert timing.source == QEMU_TIMING
     assert result.memory.planned_used > 0
     assert result.memory.planned_used <= result.memory.planned_size
     assert result.log_path.is_file() and result.log_path.name == "link.log"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
+
 EXAMPLE = Path(__file__).with_name("test_dut_example.py")
 
 
@@ -50,5 +52,5 @@ def test_qemu_runs_record_target_and_timing_in_junit(tmp_path):
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props["sdk_target"] == "qemu" and props["sdk_board"] == "corstone300"
-        assert props["sdk_timing_source"] == "QEMU -icount"
+        assert props["sdk_timing_source"] == QEMU_TIMING
         assert int(props["sdk_instructions"]) > 0

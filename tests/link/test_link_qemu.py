@@ -27,6 +27,7 @@ from sdk.link.session import FirmwareRefused, Timeouts
 from sdk.npz import read_arrays, write_arrays
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
+from sdk.targets.serial import TIMING_SOURCE as SERIAL_TIMING
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,7 @@ def test_serial_target_equals_qemu_target_and_executorch(link_programs, tmp_path
             str(pte), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "serial.npz"),
         ])  # fmt: skip
     assert code == 0, capsys.readouterr().err
-    assert "board SysTick" in capsys.readouterr().out
+    assert SERIAL_TIMING in capsys.readouterr().out
     code = main([
         "run", "--board", BOARD, "--target", "qemu", str(pte),
         "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "qemu.npz"),

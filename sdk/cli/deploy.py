@@ -1,0 +1,102 @@
+"""`sdk deploy --board BOARD MODEL`: model to a validated on-target result in one command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sdk.compare import DEFAULT_RTOL
+from sdk.link.session import DEFAULT_BAUD
+
+
+def add_parser(subparsers) -> None:
+    from sdk.deploy.pipeline import DEPLOY_TARGETS
+
+    p = subparsers.add_parser(
+        "deploy",
+        help="export, build, run on the target and check against the references, in one go",
+        description="Export MODEL for the board's NPU, generate the kernel registrations, "
+        "check it fits the board, build the firmware, run it on the target, and compare the "
+        "outputs with the host reference (identical) and with the fp32 and quantized PyTorch "
+        "models (SNR, cosine against the thresholds). The program and the firmware are cached: "
+        "a second deploy of an unchanged model only runs. Exit 4 when a comparison fails.",
+    )
+    p.add_argument("model", help="FILE.py (defining model() and example_inputs()) or FILE.py:Name")
+    p.add_argument("--board", default="corstone300", help="board (default corstone300)")
+    p.add_argument(
+        "--target",
+        default="auto",
+        help=f"where it runs: {', '.join(DEPLOY_TARGETS)} (default auto: the FVP when "
+        "installed, else QEMU with the virtual NPU)",
+    )
+    p.add_argument("--npu", help="NPU configuration (default: the board's)")
+    p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
+    p.add_argument(
+        "--cpu-op", action="append", default=[], metavar="OP",
+        help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
+    )  # fmt: skip
+    p.add_argument(
+        "--inputs", type=Path, help=".npz of inputs in the model's order (default: example inputs)"
+    )
+    p.add_argument("--port", help="serial: pyserial URL of the board")
+    p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
+    p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
+    p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help="float tolerance vs host")
+    p.add_argument(
+        "-o", "--outdir", type=Path,
+        help="folder for the run's logs, outputs.npz and deploy.json (default out/deploy/<model>)",
+    )  # fmt: skip
+    p.add_argument("--json", type=Path, help="write the report as JSON here ('-': stdout)")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here (one case per check)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--quiet", action="store_true", help="no progress and no table: one line")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sdk.cache import Cache
+    from sdk.deploy.pipeline import deploy
+    from sdk.deploy.render import render
+    from sdk.deploy.report import write_atomically
+    from sdk.errors import MismatchError
+    from sdk.progress import Steps
+
+    json_to_stdout = args.json is not None and str(args.json) == "-"
+    steps = Steps(show=not args.quiet and sys.stdout.isatty() and not json_to_stdout)
+    report = deploy(
+        args.model,
+        board=args.board,
+        target=args.target,
+        npu=args.npu,
+        quant=args.quant,
+        cpu_ops=args.cpu_op,
+        inputs=args.inputs,
+        port=args.port,
+        baud=args.baud,
+        fvp=args.fvp,
+        timeout_s=args.timeout,
+        outdir=args.outdir,
+        cache=Cache(enabled=not args.no_cache),
+        steps=steps,
+        rtol=args.rtol,
+    )
+    if args.json is not None:
+        import json
+
+        text = json.dumps(report.to_json(), indent=2) + "\n"
+        if json_to_stdout:
+            sys.stdout.write(text)
+        else:
+            write_atomically(args.json, text)
+    if args.junit is not None:
+        write_atomically(args.junit, report.junit())
+    if not args.quiet and not json_to_stdout:
+        render(report)
+    elif args.quiet:
+        verdict = "passed" if report.passed else "FAILED"
+        print(f"deploy {verdict}: {report.model} on {report.board}/{report.target}")
+    if not report.passed:
+        raise MismatchError(f"deploy failed: {report.failure}")
+    return 0

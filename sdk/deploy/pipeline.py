@@ -1,0 +1,338 @@
+"""`sdk deploy` as Python: model -> program -> registrations -> memory check -> firmware ->
+run on the target -> compare with the host reference and both PyTorch models -> report.
+
+    report = deploy("examples/yolo_attention.py", board="corstone300", quant="int16")
+    report.passed, report.to_json()
+
+Each step is the library's own code (export, kernelgen, the memory check, the firmware build,
+the run targets, the host reference); this module only orders them, caches what can be
+cached (the program and the firmware, content-addressed: sdk.cache) and records what ran
+where. Everything that can be refused (unknown board, target unavailable, a model that does
+not fit) is refused before the long steps that do not need it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sdk.accuracy import REFERENCES, THRESHOLDS, measure
+from sdk.cache import Cache, digest
+from sdk.compare import DEFAULT_RTOL, compare_outputs
+from sdk.deploy.keys import firmware_key_parts, program_key_parts
+from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
+from sdk.errors import MismatchError, ModelLoadError, UsageError
+from sdk.export.model_loader import parse_model_spec
+from sdk.export.npu import NpuConfig, QuantMode
+from sdk.firmware.boards import Board, load_board
+from sdk.link.session import DEFAULT_BAUD
+from sdk.npz import read_arrays, write_arrays
+from sdk.program.pte import LoadedProgram, load_program
+from sdk.progress import Steps
+from sdk.targets.base import RunOptions
+from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
+
+DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
+PROGRAM_KIND, FIRMWARE_KIND = "program", "firmware"
+EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
+INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
+REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
+FIRMWARE_FILE = "executor_runner.elf"
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    key: str
+    hit: bool
+
+
+def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str]:
+    """(target, why): `auto` is the FVP when installed, else QEMU with the virtual NPU. The
+    target must be available here; said before anything is exported or built."""
+    if name not in DEPLOY_TARGETS:
+        raise UsageError(
+            f"unknown deploy target {name!r}; choose one of {', '.join(DEPLOY_TARGETS)}"
+        )
+    why = "given"
+    if name == "auto":
+        found = {t: make_target(t, board).availability(options) for t in AUTO_TARGETS}
+        name = auto_target(found)
+        why = "auto: " + ", ".join(
+            f"{t} {'found' if a.available else 'not found'}" for t, a in found.items()
+        )
+    require_available(make_target(name, board), options)
+    return name, why
+
+
+def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
+    """The entry for `parts` from the cache, or filled now (atomically); without a cache,
+    filled into `scratch` (replaced whole)."""
+    key = digest(parts)
+    if not cache.enabled:
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        fill(scratch)
+        return Entry(scratch, key, False)
+    hit = cache.get(kind, key)
+    if hit is not None:
+        return Entry(hit, key, True)
+    return Entry(cache.put(kind, key, fill, parts), key, False)
+
+
+def _as_tuple(outputs) -> tuple:
+    return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+
+
+def export_into(
+    folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
+    cpu_ops: list[str],
+) -> None:  # fmt: skip
+    """A program entry: the export, the inputs, and both PyTorch models' outputs on them."""
+    import torch
+
+    from sdk.export.model_loader import load_model
+    from sdk.export.pipeline import lower, quantize
+
+    loaded = load_model(model)
+    example = loaded.example_inputs
+    if inputs_file is not None:
+        arrays = read_arrays(inputs_file)
+        if len(arrays) != len(example) or any(
+            tuple(a.shape) != tuple(t.shape) for a, t in zip(arrays, example)
+        ):
+            got = [list(a.shape) for a in arrays]
+            want = [list(t.shape) for t in example]
+            raise UsageError(f"{inputs_file}: inputs of shapes {got}; {model} takes {want}")
+        tensors = tuple(torch.from_numpy(a).to(t.dtype) for a, t in zip(arrays, example))
+    else:
+        tensors = example
+    quantized = quantize(loaded, npu, quant)
+    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops)
+    write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
+    with torch.no_grad():
+        models = {"fp32": loaded.module, "quantized": quantized.graph_module}
+        for ref, module in models.items():
+            outputs = _as_tuple(module(*tensors))
+            write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
+
+
+def build_into(folder: Path, board: Board, program: LoadedProgram) -> None:
+    from sdk.firmware.build import build_firmware
+
+    build_firmware(board.name, program.path, folder / FIRMWARE_FILE)
+
+
+def deploy(
+    model: str,
+    *,
+    board: str | Board = "corstone300",
+    target: str = "auto",
+    npu: str | None = None,
+    quant: str = "int8",
+    cpu_ops: list[str] | None = None,
+    inputs: Path | None = None,
+    port: str | None = None,
+    baud: int = DEFAULT_BAUD,
+    fvp: Path | None = None,
+    timeout_s: float = 120.0,
+    outdir: Path | None = None,
+    cache: Cache | None = None,
+    steps: Steps | None = None,
+    rtol: float = DEFAULT_RTOL,
+) -> DeployReport:
+    """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
+    SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
+    report with `passed=False` and `failure` naming the worst output (the CLI exits 4)."""
+    from sdk.firmware.memory import check_fits, elf_region_use, program_needs
+    from sdk.kernelgen import (
+        load_kernel_specs,
+        program_kernel_uses,
+        render_manifest,
+        select_kernels,
+    )
+    from sdk.targets.host import run_host
+
+    spec = board if isinstance(board, Board) else load_board(board)
+    npu_config = NpuConfig.parse(spec.npu_config(npu))
+    quant_mode = QuantMode.parse(quant)
+    model_path, _ = parse_model_spec(model)
+    if not model_path.is_file():
+        raise ModelLoadError(f"{model_path}: model file not found")
+    if inputs is not None and not Path(inputs).is_file():
+        raise UsageError(f"{inputs}: inputs file not found")
+    cache = cache or Cache()
+    steps = steps or Steps(show=False)
+    cpu_ops = list(cpu_ops or [])
+    outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
+    options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp)
+    target_name, target_why = choose_target(target, spec, options)
+    runner = make_target(target_name, spec)
+    caps = runner.capabilities()
+
+    with steps.step("export", "export + quantize + Vela") as step:
+        parts = program_key_parts(model, inputs, npu_config.value, quant_mode.value, cpu_ops)
+        fill = lambda folder: export_into(  # noqa: E731
+            folder, model, inputs, npu_config, quant_mode, cpu_ops
+        )
+        program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
+        if program_entry.hit:
+            step.cached("the program from the cache")
+    export_dir = program_entry.path / EXPORT_DIR
+    program = load_program(export_dir / "model.pte")
+    export_report = _read_json(export_dir / "report.json")
+    run_inputs = read_arrays(program_entry.path / INPUTS_FILE)
+
+    with steps.step("kernels", "kernel registrations") as step:
+        kernels = select_kernels(program_kernel_uses(program), load_kernel_specs())
+        step.note(", ".join(k.spec.op for k in kernels) or "no CPU kernels")
+
+    with steps.step("memory", "memory check") as step:
+        sram = export_report["vela_estimate_total"].get("sram_used_kib_max")
+        needs = program_needs(program, spec, int(sram * 1024) if sram is not None else None)
+        check_fits(needs, spec)
+
+    firmware_entry = None
+    elf_use = []
+    with steps.step("build", "firmware build") as step:
+        if caps.preload:  # an emulator: the firmware is built here and booted with the program
+            fw_parts = firmware_key_parts(spec, render_manifest(kernels), None)
+            firmware_entry = cached(
+                cache, FIRMWARE_KIND, fw_parts, lambda f: build_into(f, spec, program),
+                outdir / "firmware",
+            )  # fmt: skip
+            if firmware_entry.hit:
+                step.cached("the firmware from the cache")
+            elf_use = elf_region_use(firmware_entry.path / FIRMWARE_FILE, spec)
+            check_fits(elf_use, spec)
+        else:
+            step.skip("the board runs the firmware flashed on it (sdk build + sdk flash)")
+
+    with steps.step("run", f"run on {target_name}"):
+        run_options = RunOptions(
+            timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
+            firmware=firmware_entry.path / FIRMWARE_FILE if firmware_entry else None,
+        )  # fmt: skip
+        run = runner.run_program(program, run_inputs, run_options)
+    write_arrays(outdir / "outputs.npz", run.outputs)
+
+    with steps.step("reference", "host reference"):
+        host_outputs = run_host(program, run_inputs)
+
+    with steps.step("compare", "compare"):
+        checks, failure = _compare(run.outputs, host_outputs, program_entry.path, quant_mode, rtol)
+
+    report = DeployReport(
+        model=model,
+        board=spec.name,
+        target=target_name,
+        target_why=target_why,
+        npu=npu_config.value,
+        quant=quant_mode.value,
+        passed=failure is None,
+        failure=failure,
+        steps=steps.records,
+        cache={
+            "root": str(cache.root),
+            "enabled": cache.enabled,
+            PROGRAM_KIND: {"key": program_entry.key, "hit": program_entry.hit},
+            FIRMWARE_KIND: None
+            if firmware_entry is None
+            else {"key": firmware_entry.key, "hit": firmware_entry.hit},
+        },
+        placement=_placement(program, export_report, caps.npu, target_name),
+        outputs=checks,
+        timing=timing_entries(export_report, run.timing),
+        memory=[u.to_json() for u in [*needs, *elf_use]],
+        arenas=None if run.memory is None else vars(run.memory),
+        files={
+            "program": str(program.path),
+            "firmware": str(firmware_entry.path / FIRMWARE_FILE) if firmware_entry else None,
+            "log": str(run.log_path) if run.log_path else None,
+            "outputs": str(outdir / "outputs.npz"),
+            "report": str(outdir / "deploy.json"),
+        },
+    )
+    report.write(outdir / "deploy.json")
+    return report
+
+
+def _compare(
+    outputs: list[np.ndarray], host: list[np.ndarray], entry: Path, quant: QuantMode, rtol: float
+) -> tuple[list[OutputCheck], str | None]:
+    """Per output: the target against the host reference (identical / within rtol), and
+    against both PyTorch models (SNR, cosine against the thresholds). The failure names the
+    worst output."""
+    try:
+        vs_host = compare_outputs(outputs, host, rtol)
+        host_failure = None
+    except MismatchError as exc:
+        vs_host = None
+        host_failure = f"the target differs from the host reference: {exc.message}"
+    references = {ref: read_arrays(entry / REFERENCE_FILES[ref]) for ref in REFERENCES}
+    checks = []
+    worst: tuple[float, str] | None = None
+    for i, output in enumerate(outputs):
+        check = OutputCheck(
+            index=i,
+            dtype=str(output.dtype),
+            shape=list(output.shape),
+            vs_host=None if vs_host is None else vs_host[i],
+        )
+        for ref in REFERENCES:
+            expected = references[ref][i] if i < len(references[ref]) else None
+            threshold = THRESHOLDS[quant.value][ref]
+            if expected is None or expected.size != output.size:
+                check.add(ref, None, threshold, f"the {ref} model gives no matching output {i}")
+                worst = (-float("inf"), f"output {i}: no {ref} reference output to compare")
+                continue
+            accuracy = measure(output, expected.reshape(output.shape))
+            check.add(ref, accuracy, threshold)
+            if not accuracy.meets(threshold):
+                margin = (accuracy.snr_db or 0.0) - threshold.min_snr_db
+                line = (
+                    f"output {i} vs the {ref} model: {accuracy.describe()} (floor: SNR "
+                    f"{threshold.min_snr_db} dB, cosine {threshold.min_cosine})"
+                )
+                if worst is None or margin < worst[0]:
+                    worst = (margin, line)
+        checks.append(check)
+    failure = host_failure or (worst[1] if worst else None)
+    return checks, failure
+
+
+def _placement(program: LoadedProgram, export_report: dict, npu: bool, target: str) -> dict:
+    """Where each operator ran: the NPU delegates (their graph nodes) and the CPU kernels."""
+    from collections import Counter
+
+    from sdk.program.pte import operator_name
+
+    executor = "Ethos-U55" + (" (FVP)" if target == "fvp" else "") if npu else (
+        "virtual NPU (TOSA reference model on the host)"
+    )  # fmt: skip
+    delegates = []
+    for d in export_report.get("delegates", []):
+        ops = Counter(n["target"] for n in d.get("nodes", []))
+        delegates.append({"index": d["index"], "ran_on": executor, "operators": dict(ops)})
+    calls = Counter(
+        operator_name(program.plan.operators[call.op_index]) for _, call in program.kernel_calls()
+    )
+    return {
+        "npu": delegates,
+        "cpu": [{"op": op, "calls": n} for op, n in sorted(calls.items())],
+        "cpu_nodes": export_report.get("cpu_nodes", []),
+    }
+
+
+def _read_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def _model_stem(model: str) -> str:
+    path, name = parse_model_spec(model)
+    return name or path.stem

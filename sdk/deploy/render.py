@@ -1,0 +1,121 @@
+"""The deploy report as a newcomer reads it in a terminal: where it ran, how close it came, how
+long it took, how much memory it used. Printed with rich (plain text when not a terminal)."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from sdk.deploy.report import DeployReport
+from sdk.units import human_bytes
+
+
+def _snr(data: dict | None) -> str:
+    if not data or "cosine" not in data:
+        return "—"
+    snr = data.get("snr_db")
+    text = "identical" if snr is None else f"{snr:.1f} dB" if isinstance(snr, float) else str(snr)
+    return f"{text}, cos {data['cosine']:.5f}, max {data['max_abs']:.3g}"
+
+
+def _op(name: str) -> str:
+    """aten.bmm.default / aten::bmm.out -> bmm: what a reader recognises."""
+    return name.replace("::", ".").split(".")[1] if "." in name.replace("::", ".") else name
+
+
+# Graph bookkeeping inside a delegate, not work the NPU does.
+_NOT_COMPUTE = ("quantized_decomposed.", "getitem")
+
+
+def render(report: DeployReport, file: IO[str] | None = None) -> None:
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    # markup off: shapes like [1, 84] and user text are printed as they are.
+    out = file or sys.stdout
+    width = None if out.isatty() else 120  # a log or a pipe: wide enough for the tables
+    console = Console(file=out, width=width, highlight=False, markup=False)
+    data = report.to_json()
+    console.print(
+        f"{report.model} on {report.board} / {report.target} "
+        f"({report.target_why}); NPU {report.npu}, {report.quant}"
+    )
+
+    steps = Table(title="steps", title_justify="left")
+    for column in ("step", "status", "seconds", "detail"):
+        steps.add_column(column)
+    for s in data["steps"]:
+        steps.add_row(s["name"], s["status"], f"{s['seconds']:.1f}", s["detail"])
+    console.print(steps)
+
+    where = Table(title="where it ran", title_justify="left")
+    where.add_column("part")
+    where.add_column("ran on")
+    where.add_column("operators")
+    for d in data["placement"]["npu"]:
+        ops = ", ".join(
+            f"{_op(op)} ×{n}"
+            for op, n in sorted(d["operators"].items())
+            if not op.startswith(_NOT_COMPUTE)
+        )
+        where.add_row(f"NPU delegate {d['index']}", d["ran_on"], ops)
+    cpu = ", ".join(f"{_op(c['op'])} ×{c['calls']}" for c in data["placement"]["cpu"])
+    where.add_row("CPU kernels", f"Cortex-M55 ({report.target})", cpu or "none")
+    console.print(where)
+
+    accuracy = Table(title="how close (target vs references)", title_justify="left")
+    for column in ("output", "host reference", "quantized model", "fp32 model", "ok"):
+        accuracy.add_column(column)
+    for o in data["outputs"]:
+        host = o["host_reference"]
+        host_text = "differs" if host is None else (
+            "bit-identical" if host["identical"] else f"max {host['max_abs_diff']:.3g}"
+        )  # fmt: skip
+        accuracy.add_row(
+            f"{o['index']}: {o['dtype']} {o['shape']}", host_text, _snr(o.get("quantized")),
+            _snr(o.get("fp32")), "yes" if o["ok"] else "NO",
+        )  # fmt: skip
+    console.print(accuracy)
+
+    timing = Table(title="how long", title_justify="left")
+    for column in ("what", "figure", "source"):
+        timing.add_column(column)
+    for t in data["timing"]:
+        value = t.get("value")
+        figure = "—" if value is None else f"{round(value):,} {t.get('unit', '')}"
+        if t.get("seconds"):
+            figure += f" ({t['seconds'] * 1e3:.3g} ms)"
+        timing.add_row(t["what"], figure, t["source"])
+    console.print(timing)
+
+    memory = Table(title="how much memory", title_justify="left")
+    for column in ("region", "used", "capacity", "%", "source"):
+        memory.add_column(column)
+    for m in data["memory"]["regions"]:
+        if not m["used"] and m["source"] == "ELF":
+            continue
+        share = f"{100 * m['used'] / m['size']:.1f}" if m["size"] else "—"
+        memory.add_row(
+            m["region"], human_bytes(m["used"]), human_bytes(m["size"]), share, m["source"]
+        )
+    arenas = data["memory"]["arenas_after_load"]
+    if arenas:
+        used, size = arenas["planned_used"], arenas["planned_size"]
+        share = f"{100 * used / size:.1f}" if size else "—"
+        memory.add_row(
+            "planned arena (after load)", human_bytes(used), human_bytes(size), share, "firmware"
+        )
+    console.print(memory)
+
+    cache = data["cache"]
+    hits = [k for k in ("program", "firmware") if cache.get(k) and cache[k]["hit"]]
+    console.print(
+        f"cache: {', '.join(hits) + ' from the cache' if hits else 'nothing reused'}"
+        f" ({cache['root'] if cache['enabled'] else 'off'})"
+    )
+    verdict = "PASSED" if report.passed else f"FAILED: {report.failure}"
+    console.print(
+        f"deploy {verdict}; report {data['files']['report']}",
+        style="green" if report.passed else "red",
+    )

@@ -1,0 +1,209 @@
+"""The deploy report: one typed record, written as JSON (schema `sdk.deploy.report/1`, the
+README documents it), printed as a terminal table, and as JUnit XML for CI.
+
+Timing is always labelled by where it comes from: the Vela *estimate*, the QEMU *instruction
+count*, the virtual NPU (*not timed*), the FVP's *approximate* cycles, the board's *measured*
+cycles. Nothing is presented as a measurement that is not one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sdk.accuracy import Accuracy, Threshold
+from sdk.compare import OutputComparison
+from sdk.progress import StepRecord
+from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
+
+SCHEMA = "sdk.deploy.report/1"
+VELA_ESTIMATE = "Vela estimate"
+
+
+@dataclass
+class OutputCheck:
+    index: int
+    dtype: str
+    shape: list[int]
+    vs_host: OutputComparison | None  # None: the outputs did not match the host reference
+    references: dict[str, dict] = field(default_factory=dict)
+
+    def add(
+        self, ref: str, accuracy: Accuracy | None, threshold: Threshold, problem: str = ""
+    ) -> None:
+        self.references[ref] = {
+            **(accuracy.to_json() if accuracy else {}),
+            "threshold": threshold.to_json(),
+            "ok": accuracy is not None and accuracy.meets(threshold),
+            **({"problem": problem} if problem else {}),
+        }
+
+    @property
+    def ok(self) -> bool:
+        host_ok = self.vs_host is not None and self.vs_host.ok
+        return host_ok and all(r["ok"] for r in self.references.values())
+
+    def to_json(self) -> dict:
+        host = None
+        if self.vs_host is not None:
+            host = {
+                "identical": self.vs_host.exact,
+                "max_abs_diff": self.vs_host.max_abs_diff,
+                "tolerance": self.vs_host.tolerance,
+                "ok": self.vs_host.ok,
+            }
+        return {
+            "index": self.index,
+            "dtype": self.dtype,
+            "shape": self.shape,
+            "host_reference": host,
+            **self.references,
+            "ok": self.ok,
+        }
+
+
+def timing_entries(export_report: dict, timing: Timing) -> list[dict]:
+    """The run's figures, each with its source; the Vela estimate beside them."""
+    entries = []
+    total = export_report.get("vela_estimate_total") or {}
+    if export_report.get("delegates"):
+        entries.append(
+            {
+                "what": "NPU delegates",
+                "value": total.get("total_cycles"),
+                "unit": "cycles",
+                "seconds": total.get("inference_time_s"),
+                "source": VELA_ESTIMATE,
+            }
+        )
+    if timing.instructions is not None:
+        entries.append(
+            {"what": "CPU", "value": timing.instructions, "unit": "instructions",
+             "source": timing.source}
+        )  # fmt: skip
+    elif timing.run_ticks is not None:
+        seconds = timing.run_ticks / timing.tick_hz if timing.tick_hz else None
+        entries.append(
+            {"what": "run" if not timing.virtual_npu else "CPU", "value": timing.run_ticks,
+             "unit": f"ticks at {timing.tick_hz} Hz", "seconds": seconds, "source": timing.source}
+        )  # fmt: skip
+    if timing.virtual_npu:
+        entries.append({"what": "NPU delegates", "value": None, "source": VIRTUAL_NPU_TIMING})
+    return entries
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinities: they are written as the strings "inf" / "-inf"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+@dataclass
+class DeployReport:
+    model: str
+    board: str
+    target: str
+    target_why: str
+    npu: str
+    quant: str
+    passed: bool
+    failure: str | None
+    steps: list[StepRecord]
+    cache: dict
+    placement: dict
+    outputs: list[OutputCheck]
+    timing: list[dict]
+    memory: list[dict]
+    arenas: dict | None
+    files: dict
+
+    def to_json(self) -> dict:
+        return _finite(
+            {
+                "schema": SCHEMA,
+                "model": self.model,
+                "board": self.board,
+                "target": {"name": self.target, "why": self.target_why},
+                "npu": self.npu,
+                "quant": self.quant,
+                "passed": self.passed,
+                "failure": self.failure,
+                "steps": [s.to_json() for s in self.steps],
+                "cache": self.cache,
+                "placement": self.placement,
+                "outputs": [o.to_json() for o in self.outputs],
+                "timing": self.timing,
+                "memory": {"regions": self.memory, "arenas_after_load": self.arenas},
+                "files": self.files,
+            }
+        )
+
+    def write(self, path: Path) -> None:
+        write_atomically(path, json.dumps(self.to_json(), indent=2) + "\n")
+
+    def junit(self) -> str:
+        """One test case per step and per output check (against each reference)."""
+        suite = ET.Element("testsuite", name="sdk deploy", timestamp="")
+        cases = 0
+        failures = 0
+        for record in self.steps:
+            case = ET.SubElement(
+                suite, "testcase", classname="deploy.step", name=record.name,
+                time=f"{record.seconds:.3f}",
+            )  # fmt: skip
+            cases += 1
+            if record.status == "skipped":
+                ET.SubElement(case, "skipped", message=record.detail)
+            elif record.status == "failed":
+                failures += 1
+                ET.SubElement(case, "failure", message=record.detail or "failed")
+        for output in self.outputs:
+            checks = {"host_reference": output.to_json()["host_reference"], **output.references}
+            for ref, data in checks.items():
+                case = ET.SubElement(
+                    suite,
+                    "testcase",
+                    classname="deploy.output",
+                    name=f"output {output.index} vs {ref}",
+                )
+                cases += 1
+                if data is None or not data.get("ok"):
+                    failures += 1
+                    ET.SubElement(case, "failure", message=json.dumps(_finite(data)))
+        if self.failure and not failures:
+            failures += 1
+            case = ET.SubElement(suite, "testcase", classname="deploy", name="result")
+            ET.SubElement(case, "failure", message=self.failure)
+            cases += 1
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("board", self.board), ("target", self.target), ("npu", self.npu),
+                            ("quant", self.quant)):  # fmt: skip
+            ET.SubElement(props, "property", name=f"sdk_{name}", value=value)
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        return ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A report is never left half-written (temporary file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,102 @@
+"""The steps of a long command, timed, each shown with a spinner while it runs.
+
+    steps = Steps(show=sys.stderr.isatty() and not quiet)
+    with steps.step("export", "export + Vela") as step:
+        if hit:
+            step.cached("program from the cache")
+    steps.records  # -> [StepRecord(name, status, seconds, detail)] for the report
+
+Progress goes to stderr through rich and only when `show` (a terminal, not --quiet): the
+records are kept either way, since the report says which steps ran and which came from the
+cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+DONE, CACHED, SKIPPED, FAILED = "done", "cached", "skipped", "failed"
+MARKS = {DONE: "✓", CACHED: "✓", SKIPPED: "–", FAILED: "✗"}
+
+
+@dataclass
+class StepRecord:
+    name: str
+    status: str = DONE
+    seconds: float = 0.0
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+            "detail": self.detail,
+        }
+
+
+class StepHandle:
+    def __init__(self, record: StepRecord) -> None:
+        self.record = record
+
+    def cached(self, detail: str = "") -> None:
+        self.record.status, self.record.detail = CACHED, detail
+
+    def skip(self, detail: str) -> None:
+        self.record.status, self.record.detail = SKIPPED, detail
+
+    def note(self, detail: str) -> None:
+        self.record.detail = detail
+
+
+class Steps:
+    def __init__(self, show: bool) -> None:
+        self.show = show
+        self.records: list[StepRecord] = []
+        self._console = None
+        if show:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+
+    @contextlib.contextmanager
+    def step(self, name: str, label: str | None = None) -> Iterator[StepHandle]:
+        record = StepRecord(name)
+        self.records.append(record)
+        handle = StepHandle(record)
+        start = time.monotonic()
+        try:
+            with self._spinner(label or name):
+                yield handle
+        except BaseException:
+            record.status = FAILED
+            raise
+        finally:
+            record.seconds = time.monotonic() - start
+            self._print(record, label or name)
+
+    @contextlib.contextmanager
+    def _spinner(self, label: str) -> Iterator[None]:
+        if self._console is None:
+            yield
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        with Progress(*columns, console=self._console, transient=True) as progress:
+            progress.add_task(label, total=None)
+            yield
+
+    def _print(self, record: StepRecord, label: str) -> None:
+        if self._console is None:
+            return
+        extra = f"  ({record.detail})" if record.detail else ""
+        status = "" if record.status == DONE else f" [{record.status}]"
+        self._console.print(
+            f"{MARKS[record.status]} {label}{status}  {record.seconds:.1f} s{extra}",
+            highlight=False,
+            markup=False,
+        )

@@ -1,0 +1,262 @@
+"""`sdk deploy` end to end on QEMU with the virtual NPU: the report, the cache, and every way
+it must refuse or fail (one line, non-zero exit, nothing half-written in the cache)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.cache import PARTIAL_PREFIX, Cache
+from sdk.cli.main import main
+from sdk.npz import read_arrays, write_arrays
+from sdk.targets.base import VIRTUAL_NPU_TIMING
+from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = REPO / "examples" / "shared_split.py"
+
+pytestmark = pytest.mark.slow
+
+
+def deploy_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(["deploy", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str, *fragments: str) -> None:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("deploy_cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SDK_CACHE_DIR", str(root))
+        yield root
+
+
+@pytest.fixture(scope="module")
+def first(cache_root, tmp_path_factory):
+    """The first deploy of the model: exports, builds, runs (CLI, JSON and JUnit)."""
+    work = tmp_path_factory.mktemp("first")
+    code = main([
+        "deploy", "--board", "corstone300", str(MODEL), "-o", str(work / "out"),
+        "--json", str(work / "report.json"), "--junit", str(work / "junit.xml"),
+    ])  # fmt: skip
+    return code, work, json.loads((work / "report.json").read_text())
+
+
+def test_first_deploy_runs_everything_and_passes(first):
+    code, work, report = first
+    assert code == 0, report.get("failure")
+    assert report["schema"] == "sdk.deploy.report/1" and report["passed"] is True
+    assert report["target"]["name"] == "qemu" and report["target"]["why"].startswith("auto")
+    assert [s["name"] for s in report["steps"]] == [
+        "export", "kernels", "memory", "build", "run", "reference", "compare",
+    ]  # fmt: skip
+    assert all(s["status"] == "done" for s in report["steps"])
+    assert (
+        report["cache"]["program"]["hit"] is False and report["cache"]["firmware"]["hit"] is False
+    )
+    (output,) = report["outputs"]
+    assert output["host_reference"]["identical"] is True
+    for ref in ("quantized", "fp32"):
+        assert (
+            output[ref]["ok"] is True
+            and output[ref]["cosine"] > output[ref]["threshold"]["min_cosine"]
+        )
+    sources = {t["source"] for t in report["timing"]}
+    assert {"Vela estimate", QEMU_TIMING, VIRTUAL_NPU_TIMING} <= sources
+    regions = {m["region"]: m for m in report["memory"]["regions"]}
+    assert (
+        regions["itcm"]["source"] == "ELF" and 0 < regions["itcm"]["used"] < regions["itcm"]["size"]
+    )
+    assert regions["slot:planned"]["used"] > 0
+    assert report["memory"]["arenas_after_load"]["planned_used"] > 0
+    assert report["placement"]["npu"] and report["placement"]["cpu"]
+    # The outputs written are the target's, equal to the host reference of the program.
+    from sdk.targets.host import run_host
+
+    inputs = read_arrays(Path(report["files"]["program"]).parents[1] / "inputs.npz")
+    (host,) = run_host(Path(report["files"]["program"]), inputs)
+    np.testing.assert_array_equal(read_arrays(work / "out" / "outputs.npz")[0], host)
+    suite = ET.parse(work / "junit.xml").getroot()
+    assert suite.get("failures") == "0" and int(suite.get("tests")) == 7 + 3
+
+
+def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path, capsys):
+    code, out, _ = deploy_cli(
+        capsys,
+        "--board",
+        "corstone300",
+        MODEL,
+        "-o",
+        tmp_path / "out",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    status = {s["name"]: s["status"] for s in report["steps"]}
+    assert status["export"] == "cached" and status["build"] == "cached"
+    assert status["run"] == "done" and status["reference"] == "done"  # still runs on the target
+    assert report["cache"]["program"] == {**first[2]["cache"]["program"], "hit": True}
+    assert report["cache"]["firmware"]["hit"] is True
+    assert "program, firmware from the cache" in out and "deploy PASSED" in out
+
+
+def test_no_cache_writes_nothing_to_the_cache(first, cache_root, tmp_path, capsys):
+    before = Cache(cache_root).info()
+    code, _, _ = deploy_cli(
+        capsys,
+        MODEL,
+        "-o",
+        tmp_path / "out",
+        "--no-cache",
+        "--quiet",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["cache"]["enabled"] is False
+    assert {s["name"]: s["status"] for s in report["steps"]}["export"] == "done"
+    assert Cache(cache_root).info() == before
+
+
+def test_a_reference_the_target_misses_fails_naming_the_output(
+    first, tmp_path, capsys, monkeypatch
+):
+    """Feed the comparison a wrong answer: an fp32 reference off by a sign."""
+    code, _, report = first
+    entry = Path(report["files"]["program"]).parents[1]
+    copy = tmp_path / "cache"
+    shutil.copytree(entry.parents[1], copy)
+    (ref,) = read_arrays(copy / "program" / entry.name / "reference_fp32.npz")
+    write_arrays(copy / "program" / entry.name / "reference_fp32.npz", [-ref])
+    monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
+    code, _, err = deploy_cli(
+        capsys, MODEL, "-o", tmp_path / "out", "--quiet", "--json", tmp_path / "r.json",
+        "--junit", tmp_path / "j.xml",
+    )  # fmt: skip
+    assert code == 4
+    one_error_line(err, "output 0 vs the fp32 model", "floor")
+    failed = json.loads((tmp_path / "r.json").read_text())
+    assert failed["passed"] is False and failed["outputs"][0]["fp32"]["ok"] is False
+    assert failed["outputs"][0]["quantized"]["ok"] is True
+    assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "1"
+
+
+def test_a_target_differing_from_the_host_reference_fails(first):
+    from sdk.deploy.pipeline import _compare
+    from sdk.export.npu import QuantMode
+
+    _, _, report = first
+    entry = Path(report["files"]["program"]).parents[1]
+    (host,) = read_arrays(entry / "reference_quantized.npz")
+    wrong = host.copy()
+    wrong.flat[3] += 1.0
+    checks, failure = _compare([wrong], [host], entry, QuantMode.INT8, 1e-6)
+    assert failure.startswith("the target differs from the host reference: output 0")
+    assert checks[0].ok is False
+    checks, failure = _compare([host], [host], entry, QuantMode.INT8, 1e-6)
+    assert failure is None and checks[0].ok
+
+
+def test_a_model_too_big_for_the_board_stops_before_building(first, tmp_path):
+    import yaml
+
+    from sdk.deploy.pipeline import deploy
+    from sdk.errors import UsageError
+    from sdk.firmware.boards import load_board
+    from sdk.paths import BOARDS_DIR
+    from sdk.progress import Steps
+
+    boards = tmp_path / "boards"
+    shutil.copytree(BOARDS_DIR / "corstone300", boards / "corstone300")
+    shutil.copy(BOARDS_DIR / "board.schema.yaml", boards)
+    data = yaml.safe_load((boards / "corstone300" / "board.yaml").read_text())
+    data["slots"]["planned"]["size"] = 256
+    (boards / "corstone300" / "board.yaml").write_text(yaml.safe_dump(data))
+    steps = Steps(show=False)
+    with pytest.raises(
+        UsageError, match=r"does not fit board corstone300: slot:planned needs .* of 256"
+    ):
+        deploy(
+            str(MODEL), board=load_board("corstone300", boards), outdir=tmp_path / "o", steps=steps
+        )
+    assert [(s.name, s.status) for s in steps.records][-1] == ("memory", "failed")
+    assert "build" not in [s.name for s in steps.records]
+
+
+def test_unknown_board(tmp_path, capsys):
+    code, _, err = deploy_cli(capsys, "--board", "corstone9", MODEL, "-o", tmp_path / "o")
+    assert code == 2
+    one_error_line(err, "corstone9")
+
+
+def test_unknown_target(tmp_path, capsys):
+    code, _, err = deploy_cli(capsys, "--target", "cloud", MODEL, "-o", tmp_path / "o")
+    assert code == 2
+    one_error_line(err, "unknown deploy target 'cloud'", "auto, qemu, fvp, serial")
+
+
+def test_fvp_not_installed_is_said_before_any_work(tmp_path, capsys, monkeypatch, cache_root):
+    monkeypatch.delenv("SDK_FVP", raising=False)
+    before = Cache(cache_root).info()
+    code, _, err = deploy_cli(capsys, "--target", "fvp", MODEL, "-o", tmp_path / "o")
+    assert code != 0
+    one_error_line(err, "target fvp is not available here")
+    assert Cache(cache_root).info() == before
+
+
+def test_dead_serial_port(tmp_path, capsys, cache_root):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    before = Cache(cache_root).info()
+    code, _, err = deploy_cli(
+        capsys, "--target", "serial", "--port", f"socket://127.0.0.1:{port}", MODEL,
+        "-o", tmp_path / "o",
+    )  # fmt: skip
+    assert code != 0
+    one_error_line(err, "target serial is not available here", f"127.0.0.1:{port}")
+    assert Cache(cache_root).info() == before
+
+
+@pytest.mark.parametrize(
+    "source, fragment",
+    [
+        ("raise ValueError('no weights here')\n", "no weights here"),
+        (
+            "import torch\ndef model():\n    return 3\ndef example_inputs():\n    return ()\n",
+            "model",
+        ),
+    ],
+)
+def test_a_model_that_fails_to_export_leaves_no_cache_entry(
+    tmp_path, capsys, cache_root, source, fragment
+):
+    bad = tmp_path / "bad.py"
+    bad.write_text(source)
+    code, _, err = deploy_cli(capsys, bad, "-o", tmp_path / "o")
+    assert code == 1
+    one_error_line(err, "bad.py", fragment)
+    assert not list((cache_root / "program").glob(f"{PARTIAL_PREFIX}*"))
+    assert Cache(cache_root).info().kinds[0].entries == 1  # only the example's program
+
+
+def test_missing_model_file(tmp_path, capsys):
+    code, _, err = deploy_cli(capsys, tmp_path / "nope.py", "-o", tmp_path / "o")
+    assert code == 1
+    one_error_line(err, "nope.py")
