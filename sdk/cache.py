@@ -43,10 +43,11 @@ def digest(parts: Mapping[str, Any]) -> str:
 
 
 def hash_files(paths: Iterable[Path], root: Path) -> str:
-    """One hash over files' paths (relative to `root`) and contents, in sorted order."""
+    """One hash over files' paths (relative to `root` when below it) and contents, sorted."""
     h = hashlib.sha256()
     for path in sorted(set(paths)):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        name = path.relative_to(root) if path.is_relative_to(root) else path
+        h.update(name.as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
@@ -79,6 +80,11 @@ class CacheInfo:
         return sum(k.bytes for k in self.kinds)
 
 
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -94,10 +100,20 @@ class Cache:
         return self.root / kind / key
 
     def get(self, kind: str, key: str) -> Path | None:
+        """The entry, if it is whole: every file entry.json lists, with its size and hash (a
+        damaged entry is a miss, replaced by the next put)."""
         if not self.enabled:
             return None
         entry = self.path(kind, key)
-        return entry if (entry / META_FILE).is_file() else None
+        try:
+            listed = json.loads((entry / META_FILE).read_text())["files"]
+            for name, (size, sha) in listed.items():
+                path = entry / name
+                if path.stat().st_size != size or _sha256(path) != sha:
+                    return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return entry
 
     def put(
         self, kind: str, key: str, fill: Callable[[Path], None], about: Mapping[str, Any]
@@ -111,19 +127,27 @@ class Cache:
         folder = self.root / kind
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            partial = Path(tempfile.mkdtemp(prefix=f"{PARTIAL_PREFIX}{key}-", dir=folder))
         except OSError as exc:
-            raise UsageError(f"cache {self.root}: cannot create it: {exc}") from exc
-        partial = Path(tempfile.mkdtemp(prefix=f"{PARTIAL_PREFIX}{key}-", dir=folder))
+            raise UsageError(f"cache {self.root}: cannot write there: {exc}") from exc
         try:
             fill(partial)
-            meta = {"kind": kind, "key": key, "created": time.time(), "about": dict(about)}
+            files = {
+                p.relative_to(partial).as_posix(): [p.stat().st_size, _sha256(p)]
+                for p in sorted(partial.rglob("*"))
+                if p.is_file()
+            }
+            meta = {"kind": kind, "key": key, "created": time.time(), "about": dict(about),
+                    "files": files}  # fmt: skip
             (partial / META_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n")
             entry = self.path(kind, key)
+            if entry.exists() and self.get(kind, key) is None:
+                shutil.rmtree(entry)  # a damaged entry (e.g. an interrupted clean): replaced
             try:
                 partial.rename(entry)
-            except OSError:
-                if not (entry / META_FILE).is_file():  # not a concurrent writer's whole entry
-                    raise
+            except OSError as exc:
+                if self.get(kind, key) is None:  # not a concurrent writer's whole entry
+                    raise UsageError(f"cache {self.root}: cannot store {entry}: {exc}") from exc
             return entry
         finally:
             shutil.rmtree(partial, ignore_errors=True)
@@ -146,5 +170,8 @@ class Cache:
         if not target.is_dir():
             return 0
         freed = _size(target)
-        shutil.rmtree(target)
+        try:
+            shutil.rmtree(target)
+        except OSError as exc:
+            raise UsageError(f"cache {self.root}: cannot remove {target}: {exc}") from exc
         return freed

@@ -37,6 +37,18 @@ def compare_outputs(
     actual: list[np.ndarray], expected: list[np.ndarray], rtol: float = DEFAULT_RTOL
 ) -> list[OutputComparison]:
     """Per-output comparison; raises MismatchError when any output is out of tolerance."""
+    results = compare_each(actual, expected, rtol)
+    bad = [r for r in results if not r.ok]
+    if bad:
+        raise MismatchError("; ".join(r.describe() for r in bad))
+    return results
+
+
+def compare_each(
+    actual: list[np.ndarray], expected: list[np.ndarray], rtol: float = DEFAULT_RTOL
+) -> list[OutputComparison]:
+    """Each output's comparison, good or bad; MismatchError only when the outputs cannot be
+    compared at all (count, dtype or shape differ)."""
     if len(actual) != len(expected):
         raise MismatchError(f"{len(actual)} outputs, {len(expected)} expected")
     results = []
@@ -54,7 +66,4 @@ def compare_outputs(
         if np.issubdtype(a.dtype, np.floating):
             tolerance = rtol * float(np.max(np.abs(e.astype(np.float64))))
         results.append(OutputComparison(i, False, diff, tolerance, diff <= tolerance))
-    bad = [r for r in results if not r.ok]
-    if bad:
-        raise MismatchError("; ".join(r.describe() for r in bad))
     return results

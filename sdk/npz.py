@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ def read_arrays(path: Path) -> list[np.ndarray]:
         with np.load(path, allow_pickle=False) as data:
             keys = set(data.files)
             arrays = [data[f"arr_{i}"] for i in range(len(keys)) if f"arr_{i}" in keys]
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise UsageError(f"{path}: not a readable .npz: {exc}") from exc
     if len(arrays) != len(keys):
         raise UsageError(

@@ -21,13 +21,13 @@ import numpy as np
 
 from sdk.accuracy import REFERENCES, THRESHOLDS, measure
 from sdk.cache import Cache, digest
-from sdk.compare import DEFAULT_RTOL, compare_outputs
+from sdk.compare import DEFAULT_RTOL, compare_each
 from sdk.deploy.keys import firmware_key_parts, program_key_parts
 from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
 from sdk.export.model_loader import parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
-from sdk.firmware.boards import Board, load_board
+from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.link.session import DEFAULT_BAUD
 from sdk.npz import read_arrays, write_arrays
 from sdk.program.pte import LoadedProgram, load_program
@@ -41,6 +41,7 @@ EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
+REPORT_FILE = "deploy.json"
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
     filled into `scratch` (replaced whole)."""
     key = digest(parts)
     if not cache.enabled:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)  # --no-cache: a working folder, not an entry
         scratch.mkdir(parents=True)
         fill(scratch)
         return Entry(scratch, key, False)
@@ -101,13 +102,11 @@ def export_into(
     example = loaded.example_inputs
     if inputs_file is not None:
         arrays = read_arrays(inputs_file)
-        if len(arrays) != len(example) or any(
-            tuple(a.shape) != tuple(t.shape) for a, t in zip(arrays, example)
-        ):
-            got = [list(a.shape) for a in arrays]
-            want = [list(t.shape) for t in example]
-            raise UsageError(f"{inputs_file}: inputs of shapes {got}; {model} takes {want}")
-        tensors = tuple(torch.from_numpy(a).to(t.dtype) for a, t in zip(arrays, example))
+        wanted = [(str(t.numpy().dtype), list(t.shape)) for t in example]
+        given = [(str(a.dtype), list(a.shape)) for a in arrays]
+        if given != wanted:  # never cast: float inputs to an int model would be truncated
+            raise UsageError(f"{inputs_file}: inputs {given}; {model} takes {wanted}")
+        tensors = tuple(torch.from_numpy(a) for a in arrays)
     else:
         tensors = example
     quantized = quantize(loaded, npu, quant)
@@ -120,16 +119,16 @@ def export_into(
             write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
 
 
-def build_into(folder: Path, board: Board, program: LoadedProgram) -> None:
+def build_into(folder: Path, board: Board, program: LoadedProgram, npu: str) -> None:
     from sdk.firmware.build import build_firmware
 
-    build_firmware(board.name, program.path, folder / FIRMWARE_FILE)
+    build_firmware(board.name, program.path, folder / FIRMWARE_FILE, npu=npu)
 
 
 def deploy(
     model: str,
     *,
-    board: str | Board = "corstone300",
+    board: str | Board = DEFAULT_BOARD,
     target: str = "auto",
     npu: str | None = None,
     quant: str = "int8",
@@ -168,6 +167,7 @@ def deploy(
     steps = steps or Steps(show=False)
     cpu_ops = list(cpu_ops or [])
     outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
+    (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
     options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp)
     target_name, target_why = choose_target(target, spec, options)
     runner = make_target(target_name, spec)
@@ -199,9 +199,10 @@ def deploy(
     elf_use = []
     with steps.step("build", "firmware build") as step:
         if caps.preload:  # an emulator: the firmware is built here and booted with the program
-            fw_parts = firmware_key_parts(spec, render_manifest(kernels), None)
+            fw_parts = firmware_key_parts(spec, render_manifest(kernels), npu_config.value)
             firmware_entry = cached(
-                cache, FIRMWARE_KIND, fw_parts, lambda f: build_into(f, spec, program),
+                cache, FIRMWARE_KIND, fw_parts,
+                lambda f: build_into(f, spec, program, npu_config.value),
                 outdir / "firmware",
             )  # fmt: skip
             if firmware_entry.hit:
@@ -232,7 +233,7 @@ def deploy(
         target_why=target_why,
         npu=npu_config.value,
         quant=quant_mode.value,
-        passed=failure is None,
+        passed=failure is None and bool(checks) and all(c.ok for c in checks),
         failure=failure,
         steps=steps.records,
         cache={
@@ -253,10 +254,10 @@ def deploy(
             "firmware": str(firmware_entry.path / FIRMWARE_FILE) if firmware_entry else None,
             "log": str(run.log_path) if run.log_path else None,
             "outputs": str(outdir / "outputs.npz"),
-            "report": str(outdir / "deploy.json"),
+            "report": str(outdir / REPORT_FILE),
         },
     )
-    report.write(outdir / "deploy.json")
+    report.write(outdir / REPORT_FILE)
     return report
 
 
@@ -267,11 +268,11 @@ def _compare(
     against both PyTorch models (SNR, cosine against the thresholds). The failure names the
     worst output."""
     try:
-        vs_host = compare_outputs(outputs, host, rtol)
-        host_failure = None
-    except MismatchError as exc:
-        vs_host = None
-        host_failure = f"the target differs from the host reference: {exc.message}"
+        vs_host = compare_each(outputs, host, rtol)
+        bad = [c.describe() for c in vs_host if not c.ok]
+    except MismatchError as exc:  # count, dtype or shape: nothing to compare output by output
+        vs_host, bad = None, [exc.message]
+    host_failure = f"the target differs from the host reference: {'; '.join(bad)}" if bad else None
     references = {ref: read_arrays(entry / REFERENCE_FILES[ref]) for ref in REFERENCES}
     checks = []
     worst: tuple[float, str] | None = None

@@ -19,11 +19,12 @@ from typing import Any
 
 from sdk.accuracy import Accuracy, Threshold
 from sdk.compare import OutputComparison
-from sdk.progress import StepRecord
+from sdk.progress import FAILED, SKIPPED, StepRecord
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
 
 SCHEMA = "sdk.deploy.report/1"
 VELA_ESTIMATE = "Vela estimate"
+NPU_PMU = "NPU PMU cycles (measured on the board)"
 
 
 @dataclass
@@ -95,6 +96,11 @@ def timing_entries(export_report: dict, timing: Timing) -> list[dict]:
         )  # fmt: skip
     if timing.virtual_npu:
         entries.append({"what": "NPU delegates", "value": None, "source": VIRTUAL_NPU_TIMING})
+    if timing.npu_cycles is not None:
+        entries.append(
+            {"what": "NPU delegates", "value": timing.npu_cycles, "unit": "cycles",
+             "source": NPU_PMU}
+        )  # fmt: skip
     return entries
 
 
@@ -154,45 +160,66 @@ class DeployReport:
 
     def junit(self) -> str:
         """One test case per step and per output check (against each reference)."""
-        suite = ET.Element("testsuite", name="sdk deploy", timestamp="")
-        cases = 0
-        failures = 0
-        for record in self.steps:
-            case = ET.SubElement(
-                suite, "testcase", classname="deploy.step", name=record.name,
-                time=f"{record.seconds:.3f}",
-            )  # fmt: skip
-            cases += 1
-            if record.status == "skipped":
-                ET.SubElement(case, "skipped", message=record.detail)
-            elif record.status == "failed":
-                failures += 1
-                ET.SubElement(case, "failure", message=record.detail or "failed")
+        cases = []
         for output in self.outputs:
             checks = {"host_reference": output.to_json()["host_reference"], **output.references}
             for ref, data in checks.items():
-                case = ET.SubElement(
-                    suite,
-                    "testcase",
-                    classname="deploy.output",
-                    name=f"output {output.index} vs {ref}",
+                ok = data is not None and data.get("ok")
+                cases.append(
+                    (f"output {output.index} vs {ref}", None if ok else json.dumps(_finite(data)))
                 )
-                cases += 1
-                if data is None or not data.get("ok"):
-                    failures += 1
-                    ET.SubElement(case, "failure", message=json.dumps(_finite(data)))
-        if self.failure and not failures:
-            failures += 1
-            case = ET.SubElement(suite, "testcase", classname="deploy", name="result")
-            ET.SubElement(case, "failure", message=self.failure)
-            cases += 1
-        props = ET.SubElement(suite, "properties")
-        for name, value in (("board", self.board), ("target", self.target), ("npu", self.npu),
-                            ("quant", self.quant)):  # fmt: skip
-            ET.SubElement(props, "property", name=f"sdk_{name}", value=value)
-        suite.set("tests", str(cases))
-        suite.set("failures", str(failures))
-        return ET.tostring(suite, encoding="unicode") + "\n"
+        props = {"board": self.board, "target": self.target, "npu": self.npu, "quant": self.quant}
+        return junit_suite(self.steps, cases, self.failure, props)
+
+
+def junit_suite(
+    steps: list[StepRecord], outputs: list[tuple[str, str | None]], failure: str | None,
+    props: dict[str, str],
+) -> str:  # fmt: skip
+    """JUnit XML: a case per step, one per output check (name, failure message or None), and a
+    `result` case carrying the failure when no other case does."""
+    suite = ET.Element("testsuite", name="sdk deploy")
+    ET.SubElement(suite, "properties")
+    counts = {"tests": 0, "failures": 0}
+
+    def case(classname: str, name: str, seconds: float = 0.0) -> ET.Element:
+        counts["tests"] += 1
+        return ET.SubElement(
+            suite, "testcase", classname=classname, name=name, time=f"{seconds:.3f}"
+        )
+
+    for record in steps:
+        element = case("deploy.step", record.name, record.seconds)
+        if record.status == SKIPPED:
+            ET.SubElement(element, "skipped", message=record.detail)
+        elif record.status == FAILED:
+            counts["failures"] += 1
+            ET.SubElement(element, "failure", message=failure or record.detail or "failed")
+    for name, problem in outputs:
+        element = case("deploy.output", name)
+        if problem is not None:
+            counts["failures"] += 1
+            ET.SubElement(element, "failure", message=problem)
+    if failure and not counts["failures"]:
+        counts["failures"] += 1
+        ET.SubElement(case("deploy", "result"), "failure", message=failure)
+    for name, value in props.items():
+        ET.SubElement(suite.find("properties"), "property", name=f"sdk_{name}", value=str(value))
+    suite.set("tests", str(counts["tests"]))
+    suite.set("failures", str(counts["failures"]))
+    return ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def error_report(model: str, board: str, steps: list[StepRecord], message: str) -> dict:
+    """The JSON of a deploy that stopped with an error: never an old verdict left standing."""
+    return {
+        "schema": SCHEMA,
+        "model": model,
+        "board": board,
+        "passed": False,
+        "failure": message,
+        "steps": [s.to_json() for s in steps],
+    }
 
 
 def write_atomically(path: Path, text: str) -> None:

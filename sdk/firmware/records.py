@@ -152,6 +152,7 @@ class FirmwareRecord:
     fault: dict[str, str] | None = None
     log_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    npu_cycles: int | None = None  # the NPU's PMU cycle count of a link run (STATS), if counted
 
     def ticks(self) -> tuple[int, int, int]:
         """(init_ticks, run_ticks, tick_hz) of a passed run."""

@@ -67,6 +67,7 @@ class Timing:
     # Delegates ran on the host's virtual NPU: their time is in none of the figures above
     # and is never NPU time.
     virtual_npu: bool = False
+    npu_cycles: int | None = None  # the NPU's own PMU count (a board over the link), measured
 
     def describe(self) -> str:
         if self.instructions is not None:

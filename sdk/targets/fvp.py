@@ -24,7 +24,7 @@ from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.emulator import ConsoleRun, Preload, run_process
 
-TIMING_SOURCE = "FVP cycles (approximate: the FVP is not cycle-accurate)"
+TIMING_SOURCE = "FVP CPU ticks (approximate: the FVP is not cycle-accurate)"
 FVP_ENV = "SDK_FVP"
 
 

@@ -69,9 +69,17 @@ class SerialTarget:
         return Availability(True, f"{options.port} opens")
 
     def timing(
-        self, init_ticks: int, run_ticks: int, tick_hz: int, virtual_npu: bool = False
+        self,
+        init_ticks: int,
+        run_ticks: int,
+        tick_hz: int,
+        virtual_npu: bool = False,
+        npu_cycles: int | None = None,
     ) -> Timing:
-        return Timing(TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu)
+        return Timing(
+            TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu,
+            npu_cycles=npu_cycles,
+        )  # fmt: skip
 
     def open(self, options: RunOptions, log_path: Path | None) -> LinkSession:
         """A session on the board at `options.port` (not yet connected)."""
@@ -104,7 +112,11 @@ class SerialTarget:
             board=self.board.name,
             outputs=arrays,
             timing=self.timing(
-                init_ticks, run_ticks, tick_hz, virtual_npu=record.result.virtual_npu_ticks > 0
+                init_ticks,
+                run_ticks,
+                tick_hz,
+                virtual_npu=record.result.virtual_npu_ticks > 0,
+                npu_cycles=record.npu_cycles,
             ),
             memory=record.memory,
             log_path=log_path,

@@ -95,3 +95,23 @@ def test_cache_cli_info_and_clean(tmp_path, monkeypatch, capsys):
     assert main(["cache", "clean"]) == 0
     assert "bytes freed" in capsys.readouterr().out
     assert Cache().get("program", "k") is None
+
+
+def test_a_damaged_entry_is_a_miss_and_put_replaces_it(tmp_path):
+    cache = Cache(tmp_path / "c")
+    entry = cache.put("program", "k", fill_with("hello"), {})
+    (entry / "a.txt").write_text("hellO")  # same size, other bytes
+    assert cache.get("program", "k") is None
+    (entry / "entry.json").unlink()  # e.g. an interrupted clean: a folder without its record
+    assert cache.get("program", "k") is None
+    again = cache.put("program", "k", fill_with("hello"), {})
+    assert cache.get("program", "k") == again and (again / "a.txt").read_text() == "hello"
+
+
+def test_an_unwritable_cache_is_one_error(tmp_path):
+    from sdk.errors import UsageError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(UsageError, match="cannot write there"):
+        Cache(blocker / "c").put("program", "k", fill_with("x"), {})

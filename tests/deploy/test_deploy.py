@@ -37,11 +37,23 @@ def one_error_line(err: str, *fragments: str) -> None:
         assert fragment in lines[0], lines[0]
 
 
+def reseal(entry: Path, name: str) -> None:
+    """Record a changed file in the entry's entry.json, so the cache takes the entry as whole."""
+    import hashlib
+
+    meta = json.loads((entry / "entry.json").read_text())
+    data = (entry / name).read_bytes()
+    meta["files"][name] = [len(data), hashlib.sha256(data).hexdigest()]
+    (entry / "entry.json").write_text(json.dumps(meta))
+
+
 @pytest.fixture(scope="module")
 def cache_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("deploy_cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SDK_CACHE_DIR", str(root))
+        # `auto` is QEMU here even where an FVP is installed: the tests check QEMU's report.
+        mp.setenv("SDK_FVP", str(root / "no-fvp-here"))
         yield root
 
 
@@ -144,6 +156,7 @@ def test_a_reference_the_target_misses_fails_naming_the_output(
     shutil.copytree(entry.parents[1], copy)
     (ref,) = read_arrays(copy / "program" / entry.name / "reference_fp32.npz")
     write_arrays(copy / "program" / entry.name / "reference_fp32.npz", [-ref])
+    reseal(copy / "program" / entry.name, "reference_fp32.npz")  # a whole entry, wrong inside
     monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
     code, _, err = deploy_cli(
         capsys, MODEL, "-o", tmp_path / "out", "--quiet", "--json", tmp_path / "r.json",
@@ -211,13 +224,21 @@ def test_unknown_target(tmp_path, capsys):
     one_error_line(err, "unknown deploy target 'cloud'", "auto, qemu, fvp, serial")
 
 
-def test_fvp_not_installed_is_said_before_any_work(tmp_path, capsys, monkeypatch, cache_root):
-    monkeypatch.delenv("SDK_FVP", raising=False)
+def test_fvp_not_installed_is_said_before_any_work(tmp_path, capsys, cache_root):
+    """Also where CI reads: the JSON and the JUnit say failed (an old pass is not left)."""
     before = Cache(cache_root).info()
-    code, _, err = deploy_cli(capsys, "--target", "fvp", MODEL, "-o", tmp_path / "o")
+    (tmp_path / "r.json").write_text('{"passed": true}')
+    code, _, err = deploy_cli(
+        capsys, "--target", "fvp", "--fvp", tmp_path / "no" / "FVP", MODEL, "-o", tmp_path / "o",
+        "--json", tmp_path / "r.json", "--junit", tmp_path / "j.xml",
+    )  # fmt: skip
     assert code != 0
     one_error_line(err, "target fvp is not available here")
     assert Cache(cache_root).info() == before
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["passed"] is False and "not available" in report["failure"]
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("failures") == "1"
 
 
 def test_dead_serial_port(tmp_path, capsys, cache_root):
@@ -239,8 +260,8 @@ def test_dead_serial_port(tmp_path, capsys, cache_root):
     [
         ("raise ValueError('no weights here')\n", "no weights here"),
         (
-            "import torch\ndef model():\n    return 3\ndef example_inputs():\n    return ()\n",
-            "model",
+            "def model():\n    return 3\ndef example_inputs():\n    return ()\n",
+            "nn.Module",
         ),
     ],
 )
@@ -253,10 +274,41 @@ def test_a_model_that_fails_to_export_leaves_no_cache_entry(
     assert code == 1
     one_error_line(err, "bad.py", fragment)
     assert not list((cache_root / "program").glob(f"{PARTIAL_PREFIX}*"))
-    assert Cache(cache_root).info().kinds[0].entries == 1  # only the example's program
+    (programs,) = [k for k in Cache(cache_root).info().kinds if k.kind == "program"]
+    assert programs.entries == 1 and programs.partial == 0  # only the example's program
 
 
 def test_missing_model_file(tmp_path, capsys):
     code, _, err = deploy_cli(capsys, tmp_path / "nope.py", "-o", tmp_path / "o")
     assert code == 1
     one_error_line(err, "nope.py")
+
+
+def test_inputs_of_the_wrong_dtype_are_refused_not_cast(first, tmp_path, capsys):
+    _, _, report = first
+    (x,) = read_arrays(Path(report["files"]["program"]).parents[1] / "inputs.npz")
+    write_arrays(tmp_path / "in.npz", [x.astype(np.float64)])
+    code, _, err = deploy_cli(capsys, MODEL, "--inputs", tmp_path / "in.npz", "-o", tmp_path / "o")
+    assert code == 2
+    one_error_line(err, "in.npz", "float64", "float32")
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 not a zip")
+    code, _, err = deploy_cli(capsys, MODEL, "--inputs", tmp_path / "bad.npz", "-o", tmp_path / "o")
+    assert code == 2
+    one_error_line(err, "bad.npz", "not a readable .npz")
+
+
+def test_a_damaged_cache_entry_is_rebuilt_not_used(first, tmp_path, capsys, monkeypatch):
+    _, _, report = first
+    entry = Path(report["files"]["program"]).parents[1]
+    copy = tmp_path / "cache"
+    shutil.copytree(entry.parents[1], copy)
+    damaged = copy / "program" / entry.name / "export" / "model.pte"
+    damaged.write_bytes(damaged.read_bytes()[:100])  # as a disk error would leave it
+    monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
+    code, _, _ = deploy_cli(
+        capsys, MODEL, "-o", tmp_path / "o", "--quiet", "--json", tmp_path / "r.json"
+    )
+    assert code == 0
+    again = json.loads((tmp_path / "r.json").read_text())
+    assert again["cache"]["program"]["hit"] is False and again["passed"] is True
+    assert damaged.read_bytes() == Path(report["files"]["program"]).read_bytes()

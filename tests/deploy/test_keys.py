@@ -1,0 +1,85 @@
+"""The cache keys follow everything that makes their entry: change a part, get another key."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+from sdk.cache import digest
+from sdk.deploy import keys
+from sdk.firmware.boards import load_board
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def model_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    shutil.copy(REPO / "examples" / "shared_split.py", folder / "net.py")
+    return folder
+
+
+def program_key(folder: Path, **changes) -> str:
+    args = {"model": str(folder / "net.py"), "inputs_file": None, "npu": "ethos-u55-128",
+            "quant": "int8", "cpu_ops": []} | changes  # fmt: skip
+    return digest(keys.program_key_parts(**args))
+
+
+def test_program_key_follows_the_model_its_folder_and_the_config(tmp_path, monkeypatch):
+    folder = model_dir(tmp_path)
+    base = program_key(folder)
+    assert program_key(folder) == base
+    assert program_key(folder, quant="int16") != base
+    assert program_key(folder, npu="ethos-u55-64") != base
+    assert program_key(folder, cpu_ops=["aten.bmm"]) != base
+    assert program_key(folder, cpu_ops=["aten.bmm", "aten.add"]) == program_key(
+        folder, cpu_ops=["aten.add", "aten.bmm"]
+    )
+    inputs = tmp_path / "in.npz"
+    inputs.write_bytes(b"one")
+    with_inputs = program_key(folder, inputs_file=inputs)
+    inputs.write_bytes(b"two")
+    assert with_inputs != base and program_key(folder, inputs_file=inputs) != with_inputs
+    (folder / "weights.bin").write_bytes(b"w1")  # data the model loads, beside it
+    weights = program_key(folder)
+    assert weights != base
+    (folder / "weights.bin").write_bytes(b"w2")
+    assert program_key(folder) != weights
+    (folder / "lib").mkdir()
+    (folder / "lib" / "layers.py").write_text("X = 1\n")  # code it can import
+    layers = program_key(folder)
+    assert layers != weights
+    (folder / "lib" / "layers.py").write_text("X = 2\n")
+    assert program_key(folder) != layers
+
+
+def test_program_key_follows_package_versions(tmp_path, monkeypatch):
+    folder = model_dir(tmp_path)
+    base = program_key(folder)
+    versions = keys.package_versions()
+    monkeypatch.setattr(keys, "package_versions", lambda: {**versions, "ethos-u-vela": "0.0"})
+    assert program_key(folder) != base
+
+
+def test_firmware_key_follows_board_kernels_npu_toolchain_and_tools(monkeypatch):
+    board = load_board("corstone300")
+    base = digest(keys.firmware_key_parts(board, "manifest", "ethos-u55-128"))
+    assert digest(keys.firmware_key_parts(board, "manifest", "ethos-u55-128")) == base
+    assert digest(keys.firmware_key_parts(board, "other kernels", "ethos-u55-128")) != base
+    assert digest(keys.firmware_key_parts(board, "manifest", "ethos-u55-64")) != base
+    other_gcc = dataclasses.replace(board, toolchain_prefix="no-such-prefix-")
+    assert digest(keys.firmware_key_parts(other_gcc, "manifest", "ethos-u55-128")) != base
+    tools = keys.build_tools()
+    monkeypatch.setattr(keys, "build_tools", lambda: {**tools, "flatc": "flatc version 0"})
+    assert digest(keys.firmware_key_parts(board, "manifest", "ethos-u55-128")) != base
+
+
+def test_firmware_key_follows_the_firmware_sources(monkeypatch, tmp_path):
+    board = load_board("corstone300")
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "firmware" / "runtime", root / "firmware" / "runtime")
+    monkeypatch.setattr(keys, "FIRMWARE_DIR", root / "firmware")
+    before = keys.firmware_sources_hash(board)
+    next((root / "firmware").rglob("*.cpp")).write_text("// changed\n")
+    assert keys.firmware_sources_hash(board) != before
