@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sdk.errors import ExportError, SdkError, UsageError
+from sdk.errors import BoundaryError, ExportError, SdkError, UsageError
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.model_loader import LoadedModel, load_model
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
@@ -183,7 +183,8 @@ def lower(
 
     outdir = Path(outdir)
     spec = compile_spec(quantized.npu, quantized.vela_args)
-    checks = [ForceOnCpu(cpu_ops)] if cpu_ops else []
+    forced = ForceOnCpu(cpu_ops) if cpu_ops else None
+    checks = [forced] if forced else []
     with _staging(outdir) as stage:
         artifacts = stage / "artifacts"
         partitioner = NpuPartitioner(
@@ -194,6 +195,11 @@ def lower(
             with contextlib.redirect_stdout(vela_log), contextlib.redirect_stderr(vela_log):
                 edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
                 lowered = _lowered_modules(edge)
+                if forced is not None:
+                    forced.check_matches(
+                        [edge.exported_program().graph_module]
+                        + [m.original_module.graph_module for m in lowered]
+                    )
                 for module in lowered:
                     # The artifact path is a build detail: keep it out of the program.
                     module._compile_specs = [
@@ -238,7 +244,11 @@ def lower(
             quantized, partitioner, cpu_node_list, program, audit, delegates, cpu_ops or []
         )
         if fix_boundaries and not audit.ok:
-            raise ExportError("internal: boundary audit failed: " + "; ".join(audit.problems))
+            # The program would make the NPU and the CPU read one buffer differently: the
+            # export fails, naming each delegate and tensor (never written to OUTDIR).
+            raise BoundaryError(
+                "the exported program fails the boundary audit: " + "; ".join(audit.problems)
+            )
         shutil.rmtree(artifacts)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
