@@ -84,6 +84,9 @@ class PartitionInfo:
     nodes: list[tuple[str, str]] = field(default_factory=list)  # (name, target)
     inputs: list[BoundaryTensor] = field(default_factory=list)
     outputs: list[BoundaryTensor] = field(default_factory=list)
+    # debug handle -> the compute nodes (not Q/DQ) with it: the lowering keeps a node's handle
+    # on the TOSA nodes made from it, so the SDK's TOSA passes can name the node they rewrote.
+    handles: dict[int, list[str]] = field(default_factory=dict)
 
 
 def target_name(node: Node) -> str:
@@ -342,6 +345,9 @@ class NpuPartitioner(Partitioner):
         seen_inputs: set[Node] = set()
         for node in nodes:
             info.nodes.append((node.name, target_name(node)))
+            handle = node.meta.get("debug_handle")
+            if isinstance(handle, int) and node.target not in _NO_COMPUTE_TARGETS:
+                info.handles.setdefault(handle, []).append(node.name)
             for source in node.all_input_nodes:
                 if source in members or source in constants or source in seen_inputs:
                     continue
