@@ -37,6 +37,12 @@ def run(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
     return list(program.load_method("forward").execute(list(inputs)))
 
 
+def run_arrays(pte: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """ExecuTorch's outputs for a program fed numpy arrays (an edited program's inputs)."""
+    tensors = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in inputs)
+    return [to_numpy(t) for t in run(pte, tensors)]
+
+
 def operators(pte: bytes) -> list[str]:
     """The program's operator table, as the firmware's registry names them."""
     return [operator_name(op) for op in load_program(pte).plan.operators]
