@@ -72,10 +72,11 @@ struct Clamp : UnaryScalarRun<C, Clamp<C>> {
       if ((has_lo && isnan(lo)) || (has_hi && isnan(hi))) return false;
       const float32x4_t vlo = vdupq_n_f32(has_lo ? lo : 0.0f);
       const float32x4_t vhi = vdupq_n_f32(has_hi ? hi : 0.0f);
-      // max(v, lo) = v < lo ? lo : v; min(v, hi) = hi < v ? hi : v (a NaN v stays).
+      // max(v, lo) = v < lo ? lo : v; min(v, hi) = hi < v ? hi : v, a NaN v staying. MVE's
+      // "lt" is "less than or unordered" (true for NaN), "gt" is ordered: compare with gt.
       auto step = [&](float32x4_t v) {
-        if (has_lo) v = vpselq_f32(vlo, v, vcmpltq_f32(v, vlo));
-        if (has_hi) v = vpselq_f32(vhi, v, vcmpltq_f32(vhi, v));
+        if (has_lo) v = vpselq_f32(vlo, v, vcmpgtq_f32(vlo, v));
+        if (has_hi) v = vpselq_f32(vhi, v, vcmpgtq_f32(v, vhi));
         return v;
       };
       for (size_t k = n / 4; k != 0; --k) {
