@@ -145,47 +145,6 @@ rt::Error check_clamp_bound(const char* op, const char* name, const Scalar& v, S
   return rt::Error::Ok;
 }
 
-// hardtanh's check_overflow_scalar_cast<C>: the bound as C, or false when it overflows C.
-template <typename C>
-bool bound_to(const Scalar& v, C& out) {
-  if (v.is_bool()) {
-    out = static_cast<C>(v.b);
-    return true;
-  }
-  if constexpr (std::is_floating_point_v<C>) {
-    if (v.is_floating()) {
-      const double d = v.d;
-      if (isfinite(d) && (d < static_cast<double>(std::numeric_limits<C>::lowest()) ||
-                          d > static_cast<double>(std::numeric_limits<C>::max()))) {
-        return false;
-      }
-      out = static_cast<C>(d);
-    } else {
-      out = static_cast<C>(v.i);
-    }
-    return true;
-  } else {
-    if (v.is_floating()) {
-      const double d = v.d;
-      // NaN and the infinities overflow every integer type.
-      if (!(d >= static_cast<double>(std::numeric_limits<C>::lowest()) &&
-            d <= static_cast<double>(std::numeric_limits<C>::max()))) {
-        return false;
-      }
-      out = convert<C>(d);
-      return true;
-    }
-    const int64_t i = v.i;
-    const int64_t lo = static_cast<int64_t>(std::numeric_limits<C>::lowest());
-    const int64_t hi = static_cast<int64_t>(std::numeric_limits<C>::max());
-    // An unsigned C takes negative values down to -max (they wrap, two's complement).
-    const bool ok = std::is_signed_v<C> ? (i >= lo && i <= hi) : (i <= hi && i >= -hi);
-    if (!ok) return false;
-    out = static_cast<C>(static_cast<uint64_t>(i));
-    return true;
-  }
-}
-
 // Clamps self into out (same shape) through the compute type C.
 template <uint32_t kSupported, uint32_t kSelected, typename MakeClamp>
 rt::Error clamp_same_dtype(const char* op, const rt::Tensor& self, rt::Tensor& out, const MakeClamp& make) {
@@ -291,9 +250,9 @@ rt::Error aten_hardtanh_out(rt::KernelContext&, rt::Value* const* args, size_t n
   return clamp_same_dtype<kRealDtypes, kSelected>(op, *self, *out, [&](auto& f) {
     using C = decltype(f.lo);
     f.has_lo = f.has_hi = true;
-    RT_CHECK(bound_to<C>(lo, f.lo), rt::Error::InvalidArgument, "%s: min_val overflows dtype %s", op,
+    RT_CHECK(scalar_cast_checked<C>(lo, f.lo), rt::Error::InvalidArgument, "%s: min_val overflows dtype %s", op,
              rt::scalar_type_name(self->dtype));
-    RT_CHECK(bound_to<C>(hi, f.hi), rt::Error::InvalidArgument, "%s: max_val overflows dtype %s", op,
+    RT_CHECK(scalar_cast_checked<C>(hi, f.hi), rt::Error::InvalidArgument, "%s: max_val overflows dtype %s", op,
              rt::scalar_type_name(self->dtype));
     return rt::Error::Ok;
   });

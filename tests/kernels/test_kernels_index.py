@@ -224,3 +224,46 @@ def test_argmax_refused(refused, argmax_program, shape, dtype, dim, keepdim, out
     edit.call_with_out(ARGMAX[0], args, out_dtype, out_shape)
     name, why = refused(edit)
     assert name == error and why.startswith(f"{ARGMAX[0]}: ") and reason in why, why
+
+
+WHERE_SCALAR = ["aten::scalar_tensor.out", *WHERE]
+
+
+@pytest.mark.parametrize(
+    "fn,x",
+    [
+        (lambda c, t: torch.where(c, t, 0.0), data((3, 7), torch.float32, 14)),
+        (lambda c, t: torch.where(c, -2.5, t), data((3, 7), torch.float64, 15)),
+        (lambda c, t: torch.where(c, t, 7), data((3, 7), torch.int16, 16)),
+        (lambda c, t: torch.where(c, True, t), data((3, 7), torch.bool, 17)),
+    ],
+)
+def test_where_scalar(check, fn, x) -> None:
+    """Export turns where's Python-number operands into scalar_tensor.out + where.self_out."""
+    check(fn, data((3, 7), torch.bool, 18), x, ops=WHERE_SCALAR)
+
+
+@pytest.mark.parametrize(
+    "s,out_dtype,out_shape,error,reason",
+    [
+        (300, np.int8, (), "InvalidArgument", "s overflows dtype Char"),
+        (float("nan"), np.int32, (), "InvalidArgument", "s overflows dtype Int"),
+        (1e39, np.float32, (), "InvalidArgument", "s overflows dtype Float"),
+        (1, np.int32, (1,), "ShapeMismatch", "expected []"),
+    ],
+)
+def test_scalar_tensor_refused(refused, where_program, s, out_dtype, out_shape, error, reason):
+    edit = EditedProgram(where_program)
+    value = edit.double(s) if isinstance(s, float) else edit.int(s)
+    edit.call_with_out(WHERE_SCALAR[0], [value], out_dtype, out_shape)
+    name, why = refused(edit)
+    assert name == error and why.startswith(f"{WHERE_SCALAR[0]}: ") and reason in why, why
+
+
+def test_scalar_tensor_like_executorch(check_edit, where_program) -> None:
+    """-5 wraps into uint8 (251), 2.75 truncates into int16, anything goes into Bool."""
+    for s, out_dtype in [(-5, np.uint8), (2.75, np.int16), (0.5, np.bool_), (-1e30, np.float64)]:
+        edit = EditedProgram(where_program)
+        value = edit.double(s) if isinstance(s, float) else edit.int(s)
+        edit.call_with_out(WHERE_SCALAR[0], [value], out_dtype, ())
+        check_edit(edit)
