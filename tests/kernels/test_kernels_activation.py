@@ -257,12 +257,20 @@ def test_exp_refuses_integer_out(refused, clamp_program) -> None:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_log_softmax(check, shape, dim, dtype) -> None:
     """Double: ExecuTorch's portable kernel takes it, but its Python runtime runs the optimized
-    kernel (Float only): PyTorch is the reference there."""
+    kernel (Float only): PyTorch is the reference there. Floats are held to the magnitude of
+    the terms (see oracle.log_softmax_magnitude)."""
     x = data(shape, dtype, 14)
     fn = lambda t: torch.log_softmax(t, dim=dim)  # noqa: E731
-    check(
-        fn, x, ops=["aten::_log_softmax.out"], expected=[fn(x)] if dtype == torch.float64 else None
-    )
+    expected = [fn(x)] if dtype == torch.float64 else None
+    scales = [oracle.log_softmax_magnitude(x, dim)]
+    check(fn, x, ops=["aten::_log_softmax.out"], expected=expected, scales=scales)
+
+
+def test_log_softmax_wide(check) -> None:
+    """Rows where one value dominates: outputs near 0 (held to the terms' magnitude)."""
+    x = data((64, 100), torch.float32, 15) * 4
+    check(lambda t: torch.log_softmax(t, dim=-1), x, ops=["aten::_log_softmax.out"],
+          scales=[oracle.log_softmax_magnitude(x, -1)])  # fmt: skip
 
 
 def test_log_softmax_extremes(check) -> None:
