@@ -122,11 +122,11 @@ struct ClampTensor {
 };
 
 // Operand names for failures.
-constexpr const char* kNames[3] = {"self", "min", "max"};
+inline constexpr const char* kNames[3] = {"self", "min", "max"};
 
 // clamp.out's check_bounds: a bound must lie in out's range (integral out) or, when finite,
 // in its float range (floating out).
-rt::Error check_clamp_bound(const char* op, const char* name, const Scalar& v, ScalarType out) {
+inline rt::Error check_clamp_bound(const char* op, const char* name, const Scalar& v, ScalarType out) {
   bool fits = true;
   if (is_integral(out)) {
     const int64_t i = v.is_floating() ? convert<int64_t>(v.d) : v.to_int();

@@ -100,7 +100,7 @@ struct DivideRoundedBy : UnaryScalarRun<C, DivideRoundedBy<C>> {
   C operator()(C x) const { return trunc_mode ? trunc_divide(x, divisor) : floor_divide(x, divisor); }
 };
 
-rt::Error rounding_mode(const char* op, const Optional<rt::ArrayRef<char>>& mode, Rounding& out) {
+inline rt::Error rounding_mode(const char* op, const Optional<rt::ArrayRef<char>>& mode, Rounding& out) {
   out = Rounding::None;
   if (!mode.present) return rt::Error::Ok;
   const rt::ArrayRef<char>& s = mode.value;
@@ -132,7 +132,7 @@ rt::Error div_tensor(const char* op, const rt::Tensor& a, const rt::Tensor& b, r
 }
 
 // A rounded division's common dtype: not Bool, castable to out.
-rt::Error check_rounded_common(const char* op, ScalarType common, const rt::Tensor& out) {
+inline rt::Error check_rounded_common(const char* op, ScalarType common, const rt::Tensor& out) {
   RT_CHECK(common != ScalarType::Bool, rt::Error::DtypeMismatch, "%s: rounded division of Bool is not supported",
            op);
   RT_CHECK(can_cast(common, out.dtype), rt::Error::DtypeMismatch, "%s: result dtype %s cannot be cast to out %s",

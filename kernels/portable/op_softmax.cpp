@@ -24,7 +24,7 @@ inline float log_of(float x) { return logf(x); }
 inline double log_of(double x) { return log(x); }
 
 // The checks both share: (self, dim, half_to_float, out, return); the run along dim.
-rt::Error softmax_args(Args& a, rt::Tensor*& self, rt::Tensor*& out, DimSplit& s) {
+inline rt::Error softmax_args(Args& a, rt::Tensor*& self, rt::Tensor*& out, DimSplit& s) {
   int64_t dim;
   bool half_to_float;
   RT_TRY(a.count(5));
@@ -50,7 +50,7 @@ rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t n
   constexpr uint32_t kSelected = KERNEL_DTYPES(aten__softmax_out);
   Args a("aten::_softmax.out", args, nargs);
   rt::Tensor *self, *out;
-  DimSplit s;
+  DimSplit s{1, 1, 1};
   RT_TRY(softmax_args(a, self, out, s));
   const char* op = a.op();
   return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
@@ -85,7 +85,7 @@ rt::Error aten__log_softmax_out(rt::KernelContext&, rt::Value* const* args, size
   constexpr uint32_t kSelected = KERNEL_DTYPES(aten__log_softmax_out);
   Args a("aten::_log_softmax.out", args, nargs);
   rt::Tensor *self, *out;
-  DimSplit s;
+  DimSplit s{1, 1, 1};
   RT_TRY(softmax_args(a, self, out, s));
   const char* op = a.op();
   return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {

@@ -17,7 +17,7 @@ struct Select {
 };
 
 // Operand names for failures.
-constexpr const char* kNames[3] = {"self", "other", "condition"};
+inline constexpr const char* kNames[3] = {"self", "other", "condition"};
 
 }  // namespace
 
