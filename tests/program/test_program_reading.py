@@ -145,7 +145,7 @@ def test_the_reader_restores_constants_as_executorch_does():
 
 def test_segments_past_the_end_are_refused(int16_program):
     data = int16_program.read_bytes()
-    with pytest.raises(ProgramError, match="corrupt program: .*past the file"):
+    with pytest.raises(ProgramError, match=r"corrupt program: .*past the file"):
         load_program(data[: len(data) - 64])
     header = bytearray(data)
     struct.pack_into("<Q", header, 16, len(data) + 1)  # program size past the end
