@@ -167,6 +167,7 @@ def deploy(
         render_manifest,
         select_kernels,
     )
+
     spec = board if isinstance(board, Board) else load_board(board)
     npu_config = NpuConfig.parse(spec.npu_config(npu))
     quant_mode = QuantMode.parse(quant)
