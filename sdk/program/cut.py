@@ -10,11 +10,10 @@ NPU part QEMU cannot run).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import torch
-from executorch.exir._serialize._program import serialize_pte_binary
+from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.exir.schema import (
     DelegateCall,
     FreeCall,
@@ -119,7 +118,7 @@ def cut_cpu_segment(program: LoadedProgram, step: Step) -> CpuSegment:
     needed = _read_after(program, step.instructions[-1])
     outputs = list(dict.fromkeys(v for v in writes if v in needed))
 
-    cut = copy.deepcopy(program.pte)
+    cut = deserialize_pte_binary(program.data)  # a fresh copy, mutable and named data kept
     plan = next(p for p in cut.program.execution_plan if p.name == program.plan.name)
     plan.inputs = inputs
     plan.outputs = outputs
