@@ -161,7 +161,7 @@ rt::Error quantized_decomposed_dequantize_per_tensor_Tensor_out(rt::KernelContex
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_quantized_decomposed_dequantize_per_channel_out)
 // (Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,
-//  ScalarType? out_dtype=None, Tensor(a!) out); scales: Double[size(axis)], zero_points: Long[size(axis)].
+//  ScalarType? out_dtype=None, Tensor(a!) out); scales: Double or Float[size(axis)], zero_points: Long[size(axis)].
 rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
   constexpr uint32_t kSelected = KERNEL_DTYPES(quantized_decomposed_dequantize_per_channel_out);
   Args a("quantized_decomposed::dequantize_per_channel.out", args, nargs);
@@ -186,12 +186,17 @@ rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt
   int d = 0;
   RT_TRY(normalize_dim(op, "axis", axis, in->dim, d));
   const DimSplit s = split_at(*in, d);
-  RT_CHECK(scales->dtype == rt::ScalarType::Double && scales->numel == s.size, rt::Error::InvalidArgument,
-           "%s: scales must be %u Doubles, got %u %s", op, static_cast<unsigned>(s.size),
-           static_cast<unsigned>(scales->numel), rt::scalar_type_name(scales->dtype));
+  // Double as quantized_decomposed writes them, Float as the Arm quantizer writes a convolution's weight
+  // scales; a Float scale widens exactly, so both paths below compute what ExecuTorch does.
+  const bool float_scales = scales->dtype == rt::ScalarType::Float;
+  RT_CHECK((float_scales || scales->dtype == rt::ScalarType::Double) && scales->numel == s.size,
+           rt::Error::InvalidArgument, "%s: scales must be %u Doubles or Floats, got %u %s", op,
+           static_cast<unsigned>(s.size), static_cast<unsigned>(scales->numel), rt::scalar_type_name(scales->dtype));
   RT_CHECK(zero_points == nullptr || (zero_points->dtype == rt::ScalarType::Long && zero_points->numel == s.size),
            rt::Error::InvalidArgument, "%s: zero_points must be %u Longs", op, static_cast<unsigned>(s.size));
-  const double* scale = scales->data_as<double>();
+  const double* scale_d = float_scales ? nullptr : scales->data_as<double>();
+  const float* scale_f = float_scales ? scales->data_as<float>() : nullptr;
+  auto scale_at = [&](size_t c) { return float_scales ? static_cast<double>(scale_f[c]) : scale_d[c]; };
   const int64_t* zps = zero_points != nullptr ? zero_points->data_as<int64_t>() : nullptr;
   return dispatch<kQuantDtypes, kSelected>(op, "input", in->dtype, [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
@@ -214,10 +219,10 @@ rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt
           const size_t base = (outer * s.size + c) * s.inner;
           if constexpr (kDoublePath) {
             for (size_t i = 0; i < s.inner; ++i) {
-              o[base + i] = static_cast<float>(static_cast<double>(q[base + i] - zp) * scale[c]);
+              o[base + i] = static_cast<float>(static_cast<double>(q[base + i] - zp) * scale_at(c));
             }
           } else {
-            const float sc = static_cast<float>(scale[c]);
+            const float sc = static_cast<float>(scale_at(c));
             for (size_t i = 0; i < s.inner; ++i) {
               o[base + i] = static_cast<O>(static_cast<O>(q[base + i] - zp) * sc);
             }
