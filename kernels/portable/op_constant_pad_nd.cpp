@@ -120,7 +120,7 @@ rt::Error aten_constant_pad_nd_out(rt::KernelContext&, rt::Value* const* args, s
       copy_bytes(y, self->data, sizeof(T));
       return rt::Error::Ok;
     }
-    StridedLoop<2> rows;
+    StridedLoop<2> rows{};
     rows.dim = dim - 1;
     size_t in_stride = static_cast<size_t>(self->sizes[dim - 1]);
     for (int d = dim - 2; d >= 0; --d) {

@@ -251,6 +251,8 @@ rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_siz
   RT_TRY(check_window_out(op, sizes, in.dim, nk, out_sizes));
   c.oh = nk == 2 ? out_sizes[2] : 1;
   c.ow = out_sizes[in.dim - 1];
+  if (nk == 1) return rt::fail(rt::Error::Internal, "DBG n%d ci%d co%d h%d w%d oh%d ow%d kh%d kw%d s%d,%d p%d,%d d%d,%d g%d",
+    (int)c.n, (int)c.c_in, (int)c.c_out, (int)c.h, (int)c.w, (int)c.oh, (int)c.ow, (int)c.kh, (int)c.kw, (int)c.s[0], (int)c.s[1], (int)c.p[0], (int)c.p[1], (int)c.d[0], (int)c.d[1], (int)c.groups);
   return rt::Error::Ok;
 }
 
