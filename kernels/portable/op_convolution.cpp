@@ -186,7 +186,7 @@ struct ConvArgs {
   int64_t groups;
 };
 
-rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_sizes) {
+KERNELS_SCALAR_SETUP rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_sizes) {
   const rt::Tensor& in = *a.input;
   const rt::Tensor& w = *a.weight;
   RT_CHECK(in.dim == 3 || in.dim == 4, rt::Error::ShapeMismatch, "%s: input %s must be 3-d or 4-d", op,
@@ -195,17 +195,20 @@ rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_siz
            ShapeStr(w).c_str(), in.dim, ShapeStr(in).c_str());
   RT_TRY(check_same_dtype(op, "input", in, "weight", w));
   RT_TRY(check_same_dtype(op, "input", in, "out", *a.out));
+  // The spatial dims as (H, W): a 1-d convolution's parameters go to W, H keeps stride 1,
+  // padding 0, dilation 1 (and a 1-row kernel and input).
   const int nk = in.dim - 2;
+  const int at = 2 - nk;
   const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
-  int64_t s[2], p[2], d[2], op_pad[2] = {0, 0};
-  RT_TRY(window_param(op, "stride", a.stride, nk, 1, false, ones, s));
-  RT_TRY(window_param(op, "padding", a.padding, nk, 0, false, zeros, p));
-  RT_TRY(window_param(op, "dilation", a.dilation, nk, 1, false, ones, d));
+  int64_t s[2] = {1, 1}, p[2] = {0, 0}, d[2] = {1, 1}, op_pad[2] = {0, 0};
+  RT_TRY(window_param(op, "stride", a.stride, nk, 1, false, ones, s + at));
+  RT_TRY(window_param(op, "padding", a.padding, nk, 0, false, zeros, p + at));
+  RT_TRY(window_param(op, "dilation", a.dilation, nk, 1, false, ones, d + at));
   if (a.transposed) {
-    RT_TRY(window_param(op, "output_padding", a.output_padding, nk, 0, false, zeros, op_pad));
-    for (int i = 0; i < nk; ++i) {
+    RT_TRY(window_param(op, "output_padding", a.output_padding, nk, 0, false, zeros, op_pad + at));
+    for (int i = at; i < 2; ++i) {
       RT_CHECK(op_pad[i] < s[i] || op_pad[i] < d[i], rt::Error::InvalidArgument,
-               "%s: output_padding[%d] = %lld must be smaller than the stride or the dilation", op, i,
+               "%s: output_padding[%d] = %lld must be smaller than the stride or the dilation", op, i - at,
                static_cast<long long>(op_pad[i]));
     }
   }
@@ -236,23 +239,21 @@ rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_siz
   c.w = in.sizes[in.dim - 1];
   c.kh = nk == 2 ? w.sizes[2] : 1;
   c.kw = w.sizes[w.dim - 1];
-  c.s[0] = nk == 2 ? s[0] : 1;
-  c.s[1] = s[nk - 1];
-  c.p[0] = nk == 2 ? p[0] : 0;
-  c.p[1] = p[nk - 1];
-  c.d[0] = nk == 2 ? d[0] : 1;
-  c.d[1] = d[nk - 1];
+  for (int i = 0; i < 2; ++i) {
+    c.s[i] = s[i];
+    c.p[i] = p[i];
+    c.d[i] = d[i];
+  }
   c.groups = a.groups;
   c.transposed = a.transposed;
+  const int64_t in_hw[2] = {c.h, c.w}, k_hw[2] = {c.kh, c.kw};
   int64_t sizes[4] = {c.n, c.c_in == 0 ? 0 : c_out, 0, 0};
-  for (int i = 0; i < nk; ++i) {
-    sizes[2 + i] = window_out_size(in.sizes[2 + i], w.sizes[2 + i], p[i], s[i], d[i], false, a.transposed, op_pad[i]);
+  for (int i = at; i < 2; ++i) {
+    sizes[2 + i - at] = window_out_size(in_hw[i], k_hw[i], p[i], s[i], d[i], false, a.transposed, op_pad[i]);
   }
   RT_TRY(check_window_out(op, sizes, in.dim, nk, out_sizes));
   c.oh = nk == 2 ? out_sizes[2] : 1;
   c.ow = out_sizes[in.dim - 1];
-  if (nk == 1) return rt::fail(rt::Error::Internal, "DBG n%d ci%d co%d h%d w%d oh%d ow%d kh%d kw%d s%d,%d p%d,%d d%d,%d g%d",
-    (int)c.n, (int)c.c_in, (int)c.c_out, (int)c.h, (int)c.w, (int)c.oh, (int)c.ow, (int)c.kh, (int)c.kw, (int)c.s[0], (int)c.s[1], (int)c.p[0], (int)c.p[1], (int)c.d[0], (int)c.d[1], (int)c.groups);
   return rt::Error::Ok;
 }
 
@@ -262,7 +263,7 @@ rt::Error make_conv(const char* op, const ConvArgs& a, Conv& c, int32_t* out_siz
 rt::Error aten_convolution_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
   constexpr uint32_t kSelected = KERNEL_DTYPES(aten_convolution_out);
   Args a("aten::convolution.out", args, nargs);
-  ConvArgs ca;
+  ConvArgs ca{};
   RT_TRY(a.count(11));
   RT_TRY(a.tensor(0, "input", ca.input));
   RT_TRY(a.tensor(1, "weight", ca.weight));
@@ -276,7 +277,7 @@ rt::Error aten_convolution_out(rt::KernelContext&, rt::Value* const* args, size_
   RT_TRY(a.tensor(9, "out", ca.out));
   RT_TRY(a.returned(10, ca.out));
   const char* op = a.op();
-  Conv c;
+  Conv c{};
   int32_t out_sizes[4];
   RT_TRY(make_conv(op, ca, c, out_sizes));
   RT_TRY(check_out_shape(op, *ca.out, out_sizes, ca.input->dim));

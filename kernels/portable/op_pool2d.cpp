@@ -41,9 +41,10 @@ struct Pool2d {
 };
 
 // The checks both pools share; `dilation` null for avg_pool2d (1).
-rt::Error make_pool(const char* op, const rt::Tensor& self, const rt::ArrayRef<int64_t>& kernel_size,
-                    const rt::ArrayRef<int64_t>& stride, const rt::ArrayRef<int64_t>& padding,
-                    const rt::ArrayRef<int64_t>* dilation, bool ceil_mode, Pool2d& g) {
+KERNELS_SCALAR_SETUP rt::Error make_pool(const char* op, const rt::Tensor& self,
+                                         const rt::ArrayRef<int64_t>& kernel_size, const rt::ArrayRef<int64_t>& stride,
+                                         const rt::ArrayRef<int64_t>& padding, const rt::ArrayRef<int64_t>* dilation,
+                                         bool ceil_mode, Pool2d& g) {
   const int n = self.dim;
   RT_CHECK((n == 3 || n == 4) && self.sizes[n - 3] > 0 && self.sizes[n - 2] > 0 && self.sizes[n - 1] > 0,
            rt::Error::ShapeMismatch, "%s: self %s must be (C, H, W) or (N, C, H, W) with non-empty C, H and W", op,
@@ -179,7 +180,7 @@ rt::Error aten_max_pool2d_with_indices_out(rt::KernelContext&, rt::Value* const*
   RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
   RT_CHECK(indices->dtype == ScalarType::Long, rt::Error::DtypeMismatch, "%s: indices has dtype %s, expected Long",
            op, rt::scalar_type_name(indices->dtype));
-  Pool2d g;
+  Pool2d g{};
   RT_TRY(make_pool(op, *self, kernel_size, stride, padding, &dilation, ceil_mode, g));
   RT_TRY(check_out_shape(op, *out, g.out_sizes, g.dim));
   RT_CHECK(shape_equals(*indices, g.out_sizes, g.dim), rt::Error::ShapeMismatch,
@@ -217,7 +218,7 @@ rt::Error aten_avg_pool2d_out(rt::KernelContext&, rt::Value* const* args, size_t
   const char* op = a.op();
   RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
   RT_CHECK(!divisor.present || divisor.value != 0, rt::Error::InvalidArgument, "%s: divisor_override is 0", op);
-  Pool2d g;
+  Pool2d g{};
   RT_TRY(make_pool(op, *self, kernel_size, stride, padding, nullptr, ceil_mode, g));
   RT_TRY(check_out_shape(op, *out, g.out_sizes, g.dim));
   RT_CHECK(!overlaps(*out, *self), rt::Error::InvalidArgument, "%s: out overlaps self", op);

@@ -15,6 +15,16 @@
 
 namespace kernels {
 
+// For the functions that read a call's window parameters: they gain nothing from
+// vectorization, and the Helium code GCC 12 makes for their small int64 arrays gave wrong values
+// under QEMU 7.2 in the every-kernel firmware (a 1-d convolution computed with its H parameters;
+// not root-caused: compiler or emulator), so they stay scalar.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KERNELS_SCALAR_SETUP __attribute__((optimize("no-tree-vectorize")))
+#else
+#define KERNELS_SCALAR_SETUP
+#endif
+
 // Up to two spatial dims (H, W): 2-d pooling and 1-d/2-d convolution.
 constexpr int kMaxWindowDims = 2;
 
@@ -24,8 +34,8 @@ inline rt::Error window_param(const char* op, const char* name, const rt::ArrayR
                               int64_t min_value, bool allow_empty, const int64_t* fallback, int64_t* out) {
   const size_t n = list.size;
   RT_CHECK(n == 1 || n == static_cast<size_t>(ndim) || (allow_empty && n == 0), rt::Error::InvalidArgument,
-           "%s: %s has %u values, expected %s%d", op, name, static_cast<unsigned>(n), allow_empty ? "0, 1 or " : "1 or ",
-           ndim);
+           "%s: %s has %u values, expected %s%d", op, name, static_cast<unsigned>(n),
+           allow_empty ? "0, 1 or " : "1 or ", ndim);
   for (int d = 0; d < ndim; ++d) {
     out[d] = n == 0 ? fallback[d] : list[n == 1 ? 0 : static_cast<size_t>(d)];
     RT_CHECK(out[d] >= min_value, rt::Error::InvalidArgument, "%s: %s[%d] = %lld must be >= %d", op, name,
