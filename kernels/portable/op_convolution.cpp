@@ -14,8 +14,11 @@
 //     channels in order, then kernel rows and columns.
 // The direct loop runs one output channel plane at a time, tap by tap, over
 // runs of output columns: each element still sees its terms in the order
-// above. Helium: float32 runs with stride 1 (multiply, then add: the same
-// roundings as the scalar path, bit for bit).
+// above. Helium (float32, column stride 1): a whole kernel row per output row,
+// four columns at a time in registers (multiply, then add: the same roundings
+// as the scalar path, bit for bit on normal numbers; Helium float arithmetic
+// runs with the architecture's standard FPSCR value, which flushes subnormal
+// operands and results to zero, where the scalar FPU keeps them).
 #include <stdint.h>
 
 #include <type_traits>
@@ -69,20 +72,6 @@ T plus(T a, T b) {
 // o[i] += x[i * sx] * w for i < n.
 template <typename T>
 void tap_run(T* o, const T* x, size_t sx, size_t n, T w) {
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-  if constexpr (std::is_same_v<T, float>) {
-    if (sx == 1) {
-      for (; n >= 4; n -= 4, o += 4, x += 4) {
-        vst1q_f32(o, vaddq_f32(vld1q_f32(o), vmulq_n_f32(vld1q_f32(x), w)));
-      }
-      if (n > 0) {
-        const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n));
-        vstrwq_p_f32(o, vaddq_f32(vldrwq_z_f32(o, p), vmulq_n_f32(vldrwq_z_f32(x, p), w)), p);
-      }
-      return;
-    }
-  }
-#endif
   for (size_t i = 0; i < n; ++i) o[i] = mul_add(o[i], x[i * sx], w);
 }
 
@@ -95,10 +84,99 @@ inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t
   if (lo > hi) lo = hi;
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define KERNELS_CONV_MVE 1
+// o[i] += x[i + wx * d] * k[wx] for i < n, wx < kw in order (kKw: kw known at compile time, or 0).
+template <int kKw>
+inline void taps_f32(float* o, const float* x, const float* k, int32_t kw, int32_t d, uint32_t n) {
+  float kr[kKw > 0 ? kKw : 1] = {};
+  if constexpr (kKw > 0) {
+    for (int i = 0; i < kKw; ++i) kr[i] = k[i];
+  }
+  (void)kr;
+  auto row = [&](float32x4_t acc, auto load) {
+    if constexpr (kKw > 0) {
+      for (int wx = 0; wx < kKw; ++wx) acc = vaddq_f32(acc, vmulq_n_f32(load(x + wx * d), kr[wx]));
+    } else {
+      const float* xp = x;
+      for (int32_t wx = 0; wx < kw; ++wx, xp += d) acc = vaddq_f32(acc, vmulq_n_f32(load(xp), k[wx]));
+    }
+    return acc;
+  };
+  for (; n >= 4; n -= 4, o += 4, x += 4) {
+    vst1q_f32(o, row(vld1q_f32(o), [](const float* q) { return vld1q_f32(q); }));
+  }
+  if (n > 0) {
+    const mve_pred16_t m = vctp32q(n);
+    vstrwq_p_f32(o, row(vldrwq_z_f32(o, m), [m](const float* q) { return vldrwq_z_f32(q, m); }), m);
+  }
+}
+
+// One output row of a stride-1 float convolution: o[ox] += x[ox + wx * d - p] * k[wx] for every
+// kernel column wx in order (what the tap-by-tap scalar path adds, in the same order, multiply
+// then add: bit for bit the same). Columns where every tap is inside the input run four at a
+// time with the row in registers; the edges take their in-bounds taps one element at a time.
+// The output columns [lo, hi) where every tap of a kernel row lies inside the input (stride 1).
+inline void row_interior(int64_t kw, int64_t d, int64_t p, int64_t w, int64_t ow, int64_t& lo, int64_t& hi) {
+  int64_t lo_last, hi_first;
+  valid_range(-p, 1, w, ow, lo, hi_first);                // tap 0
+  valid_range((kw - 1) * d - p, 1, w, ow, lo_last, hi);  // the last tap
+  if (lo < lo_last) lo = lo_last;                         // taps in between lie in between
+  if (hi > hi_first) hi = hi_first;
+  if (hi < lo) hi = lo;
+}
+
+// Rows o[r * ow], r < rows, over input rows x[r * x_step] (see above).
+template <int kKw>
+void rows_taps_f32(float* o, const float* x, const float* k, int32_t kw, int32_t d, int32_t p, int32_t w, int32_t ow,
+                   int32_t lo, int32_t hi, int32_t rows, int32_t x_step) {
+  auto edge = [&](float* orow, const float* xrow, int32_t ox) {
+    float v = orow[ox];
+    for (int32_t wx = 0, ix = ox - p; wx < kw; ++wx, ix += d) {
+      if (ix >= 0 && ix < w) v = v + xrow[ix] * k[wx];
+    }
+    orow[ox] = v;
+  };
+  for (int32_t r = 0; r < rows; ++r, o += ow, x += x_step) {
+    for (int32_t ox = 0; ox < lo; ++ox) edge(o, x, ox);
+    taps_f32<kKw>(o + lo, x + (lo - p), k, kw, d, static_cast<uint32_t>(hi - lo));
+    for (int32_t ox = hi; ox < ow; ++ox) edge(o, x, ox);
+  }
+}
+
+inline void row_taps_f32(float* o, const float* x, const float* k, int32_t kw, int32_t d, int32_t p, int32_t w,
+                         int32_t ow, int32_t lo, int32_t hi, int32_t rows, int32_t x_step) {
+  switch (kw) {  // the common widths with the kernel row in registers
+    case 1:
+      rows_taps_f32<1>(o, x, k, 1, d, p, w, ow, lo, hi, rows, x_step);
+      break;
+    case 3:
+      rows_taps_f32<3>(o, x, k, 3, d, p, w, ow, lo, hi, rows, x_step);
+      break;
+    case 5:
+      rows_taps_f32<5>(o, x, k, 5, d, p, w, ow, lo, hi, rows, x_step);
+      break;
+    default:
+      rows_taps_f32<0>(o, x, k, kw, d, p, w, ow, lo, hi, rows, x_step);
+      break;
+  }
+}
+#else
+#define KERNELS_CONV_MVE 0
+#endif
+
 template <typename T, typename Bias>
 void conv_direct(const Conv& c, const T* x, const T* wt, const Bias& bias, T* y) {
   const int64_t icpg = c.c_in / c.groups, ocpg = c.c_out / c.groups;
   const size_t in_plane = static_cast<size_t>(c.h * c.w), out_plane = static_cast<size_t>(c.oh * c.ow);
+#if KERNELS_CONV_MVE
+  // Helium rows: float, column stride 1, and a row's column arithmetic inside int32.
+  const bool rows = std::is_same_v<T, float> && c.s[1] == 1 &&
+                    c.kw * c.d[1] + c.p[1] + c.w + c.ow + c.s[0] * c.w < (int64_t{1} << 30);
+  int64_t in_lo = 0, in_hi = 0;
+  if (rows) row_interior(c.kw, c.d[1], c.p[1], c.w, c.ow, in_lo, in_hi);
+  (void)rows;
+#endif
   for (int64_t b = 0; b < c.n; ++b) {
     for (int64_t oc = 0; oc < c.c_out; ++oc) {
       const int64_t g = oc / ocpg;
@@ -110,6 +188,20 @@ void conv_direct(const Conv& c, const T* x, const T* wt, const Bias& bias, T* y)
         for (int64_t wy = 0; wy < c.kh; ++wy) {
           int64_t y0, y1;
           valid_range(wy * c.d[0] - c.p[0], c.s[0], c.h, c.oh, y0, y1);
+#if KERNELS_CONV_MVE
+          if constexpr (std::is_same_v<T, float>) {
+            if (rows) {
+              if (y0 < y1) {
+                const int64_t iy = y0 * c.s[0] + wy * c.d[0] - c.p[0];
+                row_taps_f32(o + y0 * c.ow, xin + iy * c.w, k + wy * c.kw, static_cast<int32_t>(c.kw),
+                             static_cast<int32_t>(c.d[1]), static_cast<int32_t>(c.p[1]), static_cast<int32_t>(c.w),
+                             static_cast<int32_t>(c.ow), static_cast<int32_t>(in_lo), static_cast<int32_t>(in_hi),
+                             static_cast<int32_t>(y1 - y0), static_cast<int32_t>(c.s[0] * c.w));
+              }
+              continue;
+            }
+          }
+#endif
           for (int64_t wx = 0; wx < c.kw; ++wx) {
             int64_t x0, x1;
             const int64_t xoff = wx * c.d[1] - c.p[1];

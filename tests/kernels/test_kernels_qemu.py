@@ -194,3 +194,12 @@ def test_quantize_non_finite_on_cortex_m55(every_kernel_elf, qemu_run) -> None:
     pte, expected = oracle.non_finite_quantize(torch.int16, -32768, 32767)
     (got,) = qemu_run(every_kernel_elf, pte, [oracle.NON_FINITE]).outputs
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c[0] for c in CASES if c[0].startswith("conv")])
+def test_convolution_is_bit_exact_on_cortex_m55(qemu_results, name) -> None:
+    """Helium float rows multiply, then add, in ExecuTorch's order: bit for bit its results."""
+    expected, _, future = qemu_results[name]
+    for out, exp in zip(future.result().outputs, expected, strict=True):
+        np.testing.assert_array_equal(out, exp)
