@@ -46,6 +46,8 @@ class ProgramError(SdkError):
 class BoundaryError(SdkError):
     """A delegate boundary tensor disagrees with the NPU's record (dtype or byte size)."""
 
+    exit_code = 3  # as `sdk inspect` and `sdk export --stock-partitioner` report a failed audit
+
 
 class KernelMissingError(SdkError):
     """The program needs a CPU operator that has no kernel."""

@@ -33,7 +33,9 @@ class ExportCase:
 
 @pytest.fixture(scope="session")
 def export_case(tmp_path_factory):
-    """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session."""
+    """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session.
+
+    `model` names an example (examples/<model>.py) or is a model file's path."""
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
@@ -45,12 +47,14 @@ def export_case(tmp_path_factory):
         key = (model, quant, fixed, tuple(cpu_ops or ()))
         if key not in cache:
             if (model, quant) not in quantized_cache:
-                loaded = load_model(str(EXAMPLES / f"{model}.py"))
+                path = Path(model) if model.endswith(".py") else EXAMPLES / f"{model}.py"
+                loaded = load_model(str(path))
                 quantized_cache[(model, quant)] = quantize(
                     loaded, NpuConfig.U55_128, QuantMode(quant)
                 )
             quantized = quantized_cache[(model, quant)]
-            outdir = tmp_path_factory.mktemp(f"{model}_{quant}_{'fixed' if fixed else 'stock'}")
+            stem = Path(model).stem
+            outdir = tmp_path_factory.mktemp(f"{stem}_{quant}_{'fixed' if fixed else 'stock'}")
             result = lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fixed)
             cache[key] = ExportCase(model, quant, fixed, quantized, result)
         return cache[key]

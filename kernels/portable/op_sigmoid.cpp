@@ -1,13 +1,18 @@
 // aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+// aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 //
-// out = 1 / (1 + exp(-x)), computed in self's dtype when it is floating and in
+// sigmoid: out = 1 / (1 + exp(-x)), computed in self's dtype when it is floating and in
 // Float otherwise (integer and Bool inputs); out must be floating.
+// silu: out = x * sigmoid(x), Float or Double, out of self's dtype. ExecuTorch has no silu
+// kernel (export decomposes silu into sigmoid.out and mul.out; the Arm partitioner keeps it
+// whole for the NPU, and a forced CPU silu lands here): this computes what that
+// decomposition computes, rounding for rounding.
 #include <math.h>
 #include <stdint.h>
 
 #include "kernels/args.h"
-#include "kernels/convert.h"
 #include "kernels/dtype.h"
+#include "kernels/elementwise.h"
 #include "kernels/shape.h"
 
 namespace kernels {
@@ -20,25 +25,36 @@ inline double sigmoid_of(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_sigmoid_out)
 rt::Error aten_sigmoid_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_sigmoid_out);
   Args a("aten::sigmoid.out", args, nargs);
   rt::Tensor *self, *out;
   RT_TRY(a.count(3));
   RT_TRY(a.tensor(0, "self", self));
   RT_TRY(a.tensor(1, "out", out));
   RT_TRY(a.returned(2, out));
+  RT_TRY(check_same_shape(a.op(), "self", *self, "out", *out));
+  return apply_unary_to_floating<KERNEL_DTYPES(aten_sigmoid_out)>(a.op(), *self, *out,
+                                                                  [](auto x) { return sigmoid_of(x); });
+}
+#endif
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_silu_out)
+rt::Error aten_silu_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_silu_out);
+  Args a("aten::silu.out", args, nargs);
+  rt::Tensor *self, *out;
+  RT_TRY(a.count(3));
+  RT_TRY(a.tensor(0, "self", self));
+  RT_TRY(a.tensor(1, "out", out));
+  RT_TRY(a.returned(2, out));
   const char* op = a.op();
+  RT_TRY(check_same_dtype(op, "self", *self, "out", *out));
   RT_TRY(check_same_shape(op, "self", *self, "out", *out));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self->dtype, [&](auto in_tag) {
-    using In = typename decltype(in_tag)::type;
-    using C = std::conditional_t<std::is_same_v<In, double>, double, float>;
-    return dispatch<kFloatDtypes, kSelected>(op, "out", out->dtype, [&](auto out_tag) {
-      using Out = typename decltype(out_tag)::type;
-      const In* x = self->data_as<In>();
-      Out* y = out->data_as<Out>();
-      for (size_t i = 0; i < self->numel; ++i) y[i] = static_cast<Out>(sigmoid_of(static_cast<C>(x[i])));
-      return rt::Error::Ok;
-    });
+  return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = self->data_as<T>();
+    T* y = out->data_as<T>();
+    for (size_t i = 0; i < self->numel; ++i) y[i] = x[i] * sigmoid_of(x[i]);
+    return rt::Error::Ok;
   });
 }
 #endif

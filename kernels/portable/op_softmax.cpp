@@ -1,8 +1,13 @@
 // aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+// aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
 //
-// ExecuTorch's formula along `dim`: m = max, s = sum of exp(x - m) in order,
-// out = exp(x - m) / s. exp(x - m) is stored first and divided in place,
-// which gives the same values as computing it twice.
+// ExecuTorch's formulas along `dim`, Float or Double, out of self's dtype:
+//   softmax:     m = max, s = sum of exp(x - m) in order, out = exp(x - m) / s. exp(x - m)
+//                is stored first and divided in place, which gives the same values as
+//                computing it twice.
+//   log_softmax: m = max (std::max, the running maximum second: a NaN after the first
+//                element does not stick), s = sum of exp(x - m) in order,
+//                out = (x - m) - log(s).
 #include <math.h>
 #include <stdint.h>
 
@@ -15,14 +20,11 @@ namespace {
 
 inline float exp_of(float x) { return expf(x); }
 inline double exp_of(double x) { return exp(x); }
+inline float log_of(float x) { return logf(x); }
+inline double log_of(double x) { return log(x); }
 
-}  // namespace
-
-#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten__softmax_out)
-rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  constexpr uint32_t kSelected = KERNEL_DTYPES(aten__softmax_out);
-  Args a("aten::_softmax.out", args, nargs);
-  rt::Tensor *self, *out;
+// The checks both share: (self, dim, half_to_float, out, return); the run along dim.
+inline rt::Error softmax_args(Args& a, rt::Tensor*& self, rt::Tensor*& out, DimSplit& s) {
   int64_t dim;
   bool half_to_float;
   RT_TRY(a.count(5));
@@ -37,7 +39,20 @@ rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t n
   RT_TRY(check_same_shape(op, "self", *self, "out", *out));
   int d = 0;
   RT_TRY(normalize_dim(op, "dim", dim, self->dim, d, true));
-  const DimSplit s = self->dim == 0 ? DimSplit{1, 1, 1} : split_at(*self, d);
+  s = self->dim == 0 ? DimSplit{1, 1, 1} : split_at(*self, d);
+  return rt::Error::Ok;
+}
+
+}  // namespace
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten__softmax_out)
+rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten__softmax_out);
+  Args a("aten::_softmax.out", args, nargs);
+  rt::Tensor *self, *out;
+  DimSplit s{1, 1, 1};
+  RT_TRY(softmax_args(a, self, out, s));
+  const char* op = a.op();
   return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = self->data_as<T>();
@@ -58,6 +73,39 @@ rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t n
           sum += e;
         }
         for (size_t k = 0; k < s.size; ++k) y[base + k * s.inner] /= sum;
+      }
+    }
+    return rt::Error::Ok;
+  });
+}
+#endif
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten__log_softmax_out)
+rt::Error aten__log_softmax_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten__log_softmax_out);
+  Args a("aten::_log_softmax.out", args, nargs);
+  rt::Tensor *self, *out;
+  DimSplit s{1, 1, 1};
+  RT_TRY(softmax_args(a, self, out, s));
+  const char* op = a.op();
+  return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = self->data_as<T>();
+    T* y = out->data_as<T>();
+    for (size_t o = 0; o < s.outer; ++o) {
+      for (size_t i = 0; i < s.inner; ++i) {
+        if (s.size == 0) continue;
+        const T* run = x + o * s.size * s.inner + i;
+        T* dst = y + o * s.size * s.inner + i;
+        T m = run[0];
+        for (size_t k = 1; k < s.size; ++k) {
+          const T v = run[k * s.inner];
+          m = v < m ? m : v;  // std::max(v, m)
+        }
+        T sum = exp_of(run[0] - m);
+        for (size_t k = 1; k < s.size; ++k) sum += exp_of(run[k * s.inner] - m);
+        const T log_sum = log_of(sum);
+        for (size_t k = 0; k < s.size; ++k) dst[k * s.inner] = run[k * s.inner] - m - log_sum;
       }
     }
     return rt::Error::Ok;

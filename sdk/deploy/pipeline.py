@@ -90,9 +90,10 @@ def _as_tuple(outputs) -> tuple:
 
 def export_into(
     folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
-    cpu_ops: list[str],
+    cpu_ops: list[str], failure_logs: Path | None = None,
 ) -> None:  # fmt: skip
-    """A program entry: the export, the inputs, and both PyTorch models' outputs on them."""
+    """A program entry: the export, the inputs, and both PyTorch models' outputs on them.
+    A failed lowering's Vela log goes into `failure_logs` (the entry is removed on failure)."""
     import torch
 
     from sdk.export.model_loader import load_model
@@ -110,7 +111,7 @@ def export_into(
     else:
         tensors = example
     quantized = quantize(loaded, npu, quant)
-    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops)
+    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs)
     write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
     with torch.no_grad():
         models = {"fp32": loaded.module, "quantized": quantized.graph_module}
@@ -176,7 +177,7 @@ def deploy(
     with steps.step("export", "export + quantize + Vela") as step:
         parts = program_key_parts(model, inputs, npu_config.value, quant_mode.value, cpu_ops)
         fill = lambda folder: export_into(  # noqa: E731
-            folder, model, inputs, npu_config, quant_mode, cpu_ops
+            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:

@@ -6,6 +6,8 @@ even if a later Vela learns INT16 BMM.
 
 from __future__ import annotations
 
+import difflib
+
 from torch.fx import Node
 from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -36,3 +38,28 @@ class ForceOnCpu(OperatorSupportBase):
 
     def is_node_supported(self, submodules, node: Node) -> bool:
         return not (node.op == "call_function" and self.matches(node))
+
+    def check_matches(self, graph_modules: list) -> None:
+        """Every name must match an operator of the lowered graph (on the CPU or inside a
+        delegate): one that matches none (a typo, the ATen name of an op the edge dialect
+        spells otherwise) is an error naming the closest operators, never silently 'forced'."""
+        known = sorted(
+            {
+                str(getattr(node.target, "__name__", ""))
+                for module in graph_modules
+                for node in module.graph.nodes
+                if node.op == "call_function"
+            }
+            - {""}
+        )
+        packets = {k.rsplit(".", 1)[0] for k in known}
+        problems = []
+        for name in sorted(self.names):
+            if name in known or name in packets:
+                continue
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            close += [k for k in known if k.startswith(name) and k not in close]
+            hint = f" (closest: {', '.join(close[:3])})" if close else ""
+            problems.append(f"--cpu-op {name} matches no operator of the graph{hint}")
+        if problems:
+            raise UsageError("; ".join(problems) + f"; its operators: {', '.join(known)}")

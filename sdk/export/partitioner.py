@@ -84,6 +84,9 @@ class PartitionInfo:
     nodes: list[tuple[str, str]] = field(default_factory=list)  # (name, target)
     inputs: list[BoundaryTensor] = field(default_factory=list)
     outputs: list[BoundaryTensor] = field(default_factory=list)
+    # debug handle -> the compute nodes (not Q/DQ) with it: the lowering keeps a node's handle
+    # on the TOSA nodes made from it, so the SDK's TOSA passes can name the node they rewrote.
+    handles: dict[int, list[str]] = field(default_factory=dict)
 
 
 def target_name(node: Node) -> str:
@@ -125,6 +128,38 @@ def _multi_output_group(node: Node) -> set[Node]:
         return {node}
     getitems = {u for u in producer.users if u.target is operator.getitem}
     return {producer, *getitems} if getitems else {node}
+
+
+def _output_used_inside(nodes: set[Node]) -> Node | None:
+    """A tensor the partition gives out that one of its own operators also reads."""
+    for node in nodes:
+        if node.target is operator.getitem or _tensor_val(node) is None:
+            continue
+        users = [u for u in node.users if u.target is not operator.getitem or u in nodes]
+        if any(u not in nodes for u in users) and any(u in nodes for u in users):
+            return node
+    return None
+
+
+def _downstream(node: Node, nodes: set[Node]) -> set[Node]:
+    """The partition's nodes that depend on `node` (not `node` itself), with the nodes only
+    they use (e.g. their weights' dequantize), which must move with them."""
+    found: set[Node] = set()
+    frontier = [u for u in node.users if u in nodes]
+    while frontier:
+        current = frontier.pop()
+        if current in found:
+            continue
+        found.add(current)
+        frontier.extend(u for u in current.users if u in nodes)
+    grown = True
+    while grown:
+        feeders = {
+            n for n in nodes - found - {node} if n.users and all(u in found for u in n.users)
+        }
+        grown = bool(feeders)
+        found |= feeders
+    return found
 
 
 def _creates_cycle(nodes: set[Node]) -> bool:
@@ -222,6 +257,21 @@ class NpuPartitioner(Partitioner):
             self._take_out_float_boundaries(tag, nodes, constants)
             if not nodes:
                 continue
+            shared = _output_used_inside(nodes)
+            if shared is not None:
+                # Vela drops a delegate output that also feeds an operator inside the delegate
+                # (its record then has fewer outputs than the call passes): cut the partition
+                # after that output, so it leaves one delegate and enters the next.
+                downstream = _downstream(shared, nodes)
+                split_tag = f"tag{next(new_tags)}"
+                for node in downstream:
+                    node.meta[TAG] = split_tag
+                    self._record(
+                        node, tag, f"moved to {split_tag}: {shared.name} leaves {tag} and is "
+                        "also used inside it (Vela would drop that output)"
+                    )  # fmt: skip
+                work += [tag, split_tag]
+                continue
             if _creates_cycle(nodes):
                 # Re-partition exactly the survivors; each piece goes round again.
                 for node in nodes:
@@ -295,6 +345,9 @@ class NpuPartitioner(Partitioner):
         seen_inputs: set[Node] = set()
         for node in nodes:
             info.nodes.append((node.name, target_name(node)))
+            handle = node.meta.get("debug_handle")
+            if isinstance(handle, int) and node.target not in _NO_COMPUTE_TARGETS:
+                info.handles.setdefault(handle, []).append(node.name)
             for source in node.all_input_nodes:
                 if source in members or source in constants or source in seen_inputs:
                     continue

@@ -25,12 +25,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sdk.errors import ExportError, SdkError, UsageError
+from sdk.errors import BoundaryError, ExportError, SdkError, UsageError
 from sdk.export.cpu_ops import ForceOnCpu
+from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
 from sdk.export.partitioner import NpuPartitioner
 from sdk.export.report import build_report, cpu_nodes
+from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.npz import write_arrays
 from sdk.program.audit import audit_program
@@ -121,13 +123,8 @@ def quantize(
     except SdkError:
         raise
     except Exception as exc:
-        raise ExportError(f"{loaded.name}: export/quantization failed: {_one_line(exc)}") from exc
+        raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
     return QuantizedModel(loaded, npu, quant, converted, exported, list(vela_args or []))
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 @contextlib.contextmanager
@@ -177,13 +174,22 @@ def lower(
     *,
     cpu_ops: list[str] | None = None,
     fix_boundaries: bool = True,
+    tosa_passes: bool = True,
+    failure_logs: Path | None = None,
 ) -> ExportResult:
-    """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA."""
+    """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA.
+
+    `fix_boundaries=False`: ExecuTorch's partitioner as it is; `tosa_passes=False`: without
+    the SDK's own TOSA passes (`sdk.export.tosa_passes`). Both are there for comparison.
+    A failed lowering raises an ExportError naming the partition and its nodes, with Vela's
+    output in a log beside OUTDIR, or in the folder `failure_logs` (`sdk.export.lowering_error`).
+    """
     from executorch.exir import to_edge_transform_and_lower
 
     outdir = Path(outdir)
     spec = compile_spec(quantized.npu, quantized.vela_args)
-    checks = [ForceOnCpu(cpu_ops)] if cpu_ops else []
+    forced = ForceOnCpu(cpu_ops) if cpu_ops else None
+    checks = [forced] if forced else []
     with _staging(outdir) as stage:
         artifacts = stage / "artifacts"
         partitioner = NpuPartitioner(
@@ -191,9 +197,18 @@ def lower(
         )
         vela_log = io.StringIO()
         try:
-            with contextlib.redirect_stdout(vela_log), contextlib.redirect_stderr(vela_log):
+            with (
+                contextlib.redirect_stdout(vela_log),
+                contextlib.redirect_stderr(vela_log),
+                sdk_tosa_passes(tosa_passes) as narrow,
+            ):
                 edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
                 lowered = _lowered_modules(edge)
+                if forced is not None:
+                    forced.check_matches(
+                        [edge.exported_program().graph_module]
+                        + [m.original_module.graph_module for m in lowered]
+                    )
                 for module in lowered:
                     # The artifact path is a build detail: keep it out of the program.
                     module._compile_specs = [
@@ -206,7 +221,15 @@ def lower(
         except SdkError:
             raise
         except (Exception, SystemExit) as exc:
-            raise ExportError(_lowering_failure(exc, vela_log.getvalue())) from exc
+            raise lowering_error(
+                exc,
+                vela_log.getvalue(),
+                partitioner,
+                artifacts,
+                outdir,
+                spec.compiler_flags,
+                failure_logs,
+            ) from exc
         (stage / PROGRAM_FILE).write_bytes(program_bytes)
 
         program = load_program(stage / PROGRAM_FILE)
@@ -235,13 +258,25 @@ def lower(
             )
         delegates.sort(key=lambda d: d["index"])
         report = build_report(
-            quantized, partitioner, cpu_node_list, program, audit, delegates, cpu_ops or []
+            quantized,
+            partitioner,
+            cpu_node_list,
+            program,
+            audit,
+            delegates,
+            cpu_ops or [],
+            narrow.forks,
         )
         if fix_boundaries and not audit.ok:
-            raise ExportError("internal: boundary audit failed: " + "; ".join(audit.problems))
+            # The program would make the NPU and the CPU read one buffer differently: the
+            # export fails, naming each delegate and tensor (never written to OUTDIR).
+            raise BoundaryError(
+                "the exported program fails the boundary audit: " + "; ".join(audit.problems)
+            )
         shutil.rmtree(artifacts)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    remove_stale_logs(outdir, failure_logs)
     return ExportResult(
         outdir=outdir,
         program_path=outdir / PROGRAM_FILE,
@@ -249,16 +284,6 @@ def lower(
         report=report,
         tosa_paths=[outdir / d["tosa"] for d in delegates],
     )
-
-
-def _lowering_failure(exc: BaseException, output: str) -> str:
-    """One line: Vela's own last words when Vela failed, else the exception's first line."""
-    last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
-    if isinstance(exc, SystemExit):  # Vela's argument parser exits
-        return f"Vela compilation failed (exit {exc.code}): {last}"
-    if "vela" in repr(exc).lower() or "vela" in last.lower():
-        return f"Vela compilation failed: {_one_line(exc)}"
-    return f"lowering for the NPU failed: {_one_line(exc)}"
 
 
 def export_model(
@@ -271,6 +296,7 @@ def export_model(
     calibration: Path | str | None = None,
     vela_args: list[str] | None = None,
     fix_boundaries: bool = True,
+    tosa_passes: bool = True,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize, lower and write OUTDIR."""
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
@@ -278,4 +304,10 @@ def export_model(
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
     quantized = quantize(loaded, npu, quant, samples, vela_args)
-    return lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fix_boundaries)
+    return lower(
+        quantized,
+        outdir,
+        cpu_ops=cpu_ops,
+        fix_boundaries=fix_boundaries,
+        tosa_passes=tosa_passes,
+    )

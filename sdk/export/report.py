@@ -15,6 +15,7 @@ from sdk.program.pte import LoadedProgram
 
 if TYPE_CHECKING:
     from sdk.export.pipeline import QuantizedModel
+    from sdk.export.tosa_passes import Int48Fork
 
 REPORT_SCHEMA = "sdk.export.report/2"
 
@@ -51,6 +52,32 @@ def cpu_nodes(graph_module, partitioner: NpuPartitioner, cpu_ops: list[str]) -> 
     return nodes
 
 
+def _tosa_rewrite(fork: Int48Fork, partitioner: NpuPartitioner) -> dict:
+    """One entry of `tosa_rewrites`: what an SDK TOSA pass did to which graph node."""
+    partition = partitioner.partitions.get(fork.partition or "")
+    names = partition.handles.get(fork.debug_handle, []) if partition else []
+    targets = dict(partition.nodes) if partition else {}
+    convolutions = [n for n in names if "convolution" in targets.get(n, "")]
+    node = (convolutions or names or [None])[0]
+    entry = {
+        "pass": "NarrowInt48ForksPass",
+        "node": node or fork.tosa_node,
+        "partition": fork.partition,
+        "rewritten": fork.rewritten,
+        "rescales_moved": len(fork.consumers),
+    }
+    if fork.rewritten:
+        entry["what"] = (
+            "the INT16 convolution's INT48 accumulator had several rescales (Vela fuses one "
+            "only when it is the sole reader): the INT32 consumers now rescale its INT16 output"
+        )
+        if fork.note:
+            entry["what"] += f"; {fork.note}"
+    else:
+        entry["what"] = fork.note
+    return entry
+
+
 def _totals(delegates: list[dict]) -> dict:
     estimates = [d["vela_estimate"] for d in delegates if d.get("vela_estimate")]
 
@@ -76,6 +103,7 @@ def build_report(
     audit: AuditResult,
     delegates: list[dict],
     cpu_ops: list[str],
+    int48_forks: list[Int48Fork] | None = None,
 ) -> dict:
     sites = {site.delegate_index: site for site in audit.call_sites}
     delegate_entries = []
@@ -139,6 +167,7 @@ def build_report(
             {"node": r.node, "target": r.target, "partition": r.partition, "reason": r.reason}
             for r in partitioner.removals
         ],
+        "tosa_rewrites": [_tosa_rewrite(f, partitioner) for f in int48_forks or []],
         "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
         "vela_estimate_total": _totals(delegates),
     }

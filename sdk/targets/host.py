@@ -53,8 +53,10 @@ class HostRunner:
         # Each CPU step is cut (a deep copy of the program) and loaded once per runner, not on
         # every run: the host reference runs on every deploy and every test.
         self._loaded: dict[int, tuple[CpuSegment, object, object]] = {}
-        # Each CPU segment run by the last `run`, with the arrays it took and gave.
+        # Each CPU segment run by the last `run`, with the arrays it took and gave; and each
+        # delegate's outputs (delegate index, arrays), for `sdk numerics`.
         self.segment_runs: list[SegmentRun] = []
+        self.delegate_runs: list[tuple[int, list[np.ndarray]]] = []
 
     def _segment(self, step: Step) -> tuple[CpuSegment, object]:
         key = step.instructions[0]
@@ -105,10 +107,12 @@ class HostRunner:
                     f"{list(array.shape)}, the program expects {info.dtype} {list(info.shape)}"
                 )
             env[value] = array.reshape(info.shape)
+        self.delegate_runs.append((call.delegate_index, [env[v] for v in args[n_in:]]))
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         self.program.check_inputs(inputs)
         self.segment_runs = []
+        self.delegate_runs = []
         env = {int(v): a for v, a in zip(self.program.plan.inputs, inputs)}
         for step in self.steps:
             if step.kind == "cpu":

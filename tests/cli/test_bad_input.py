@@ -161,3 +161,13 @@ def test_console_script_reports_errors_in_one_line(tmp_path):
     )
     assert result.returncode == 1
     assert_one_error_line(result.stderr, "no such program file")
+
+
+def test_a_cpu_op_matching_nothing_names_the_closest(tmp_path, capsys):
+    """`--cpu-op` is checked: a name no operator has is an error, not silently 'forced'."""
+    code, _, err = run_cli(
+        capsys, "export", SHARED_SPLIT, "-o", tmp_path / "out", "--cpu-op", "aten.bmmm"
+    )
+    assert code == 2
+    assert_one_error_line(err, "--cpu-op aten.bmmm matches no operator", "aten.bmm.default")
+    assert_untouched(tmp_path / "out", None)

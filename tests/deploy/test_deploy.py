@@ -312,3 +312,22 @@ def test_a_damaged_cache_entry_is_rebuilt_not_used(first, tmp_path, capsys, monk
     again = json.loads((tmp_path / "r.json").read_text())
     assert again["cache"]["program"]["hit"] is False and again["passed"] is True
     assert damaged.read_bytes() == Path(report["files"]["program"]).read_bytes()
+
+
+@pytest.mark.parametrize("model", ["inverted_residual", "mobilenet_v2_block"])
+def test_int16_residual_networks_run_end_to_end_on_qemu(model, cache_root, tmp_path, capsys):
+    """The INT16 inverted-residual pattern and a MobileNetV2-style stage: the adds on the NPU
+    (virtual NPU on QEMU), the firmware equal to the host reference, both floors met."""
+    path = REPO / "tests" / "export" / "models" / f"{model}.py"
+    code, _, err = deploy_cli(
+        capsys, path, "--quant", "int16", "-o", tmp_path / "o", "--quiet",
+        "--json", tmp_path / "r.json",
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["target"]["name"] == "qemu"
+    npu_ops = {op for d in report["placement"]["npu"] for op in d["operators"]}
+    assert "aten.add.Tensor" in npu_ops
+    for output in report["outputs"]:
+        assert output["host_reference"]["identical"] is True
+        assert output["quantized"]["ok"] and output["fp32"]["ok"]

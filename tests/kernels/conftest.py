@@ -25,19 +25,42 @@ QEMU_TIMEOUT_S = 120.0
 
 @pytest.fixture(scope="session")
 def check(host_run) -> Callable[..., list[np.ndarray]]:
-    """check(fn, *inputs, ops=..., rtol=..., scales=...) -> outputs: exports fn, runs it in
-    ExecuTorch and on the host runner, asserts equal outputs (see oracle.assert_matches;
-    `scales` per output), and that the program calls exactly the operators `ops`, plus at
-    most oracle.GLUE_OPS."""
+    """check(fn, *inputs, ops=..., rtol=..., scales=..., expected=None) -> outputs: exports
+    fn, runs it in ExecuTorch and on the host runner, asserts equal outputs (see
+    oracle.assert_matches; `scales` per output), and that the program calls exactly the
+    operators `ops`, plus at most oracle.GLUE_OPS. `expected` (tensors) replaces ExecuTorch
+    where its runtime has no kernel for the case (a dtype only its portable kernel takes)."""
 
-    def run(fn, *inputs: torch.Tensor, ops, rtol: float = 1e-6, scales=None):
+    def run(fn, *inputs: torch.Tensor, ops, rtol: float = 1e-6, scales=None, expected=None):
         pte = oracle.export(fn, tuple(inputs))
         oracle.check_operators(pte, ops)
-        expected = [oracle.to_numpy(t) for t in oracle.run(pte, tuple(inputs))]
+        if expected is None:
+            expected = oracle.run(pte, tuple(inputs))
+        expected = [oracle.to_numpy(t) for t in expected]
         actual = host_run(pte, [oracle.to_numpy(t) for t in inputs]).outputs()
         assert len(actual) == len(expected)
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             oracle.assert_matches(a, e, rtol, None if scales is None else scales[i])
+        return actual
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def check_edit(host_run) -> Callable[..., list[np.ndarray]]:
+    """check_edit(edit, rtol=..., expected=None) -> outputs: runs an edited program (calls
+    export never makes, e.g. dtypes or bounds ExecuTorch handles but export does not emit) on
+    the host runner and compares it with ExecuTorch running the same program, or with
+    `expected` (arrays) when given."""
+
+    def run(edit: EditedProgram, rtol: float = 1e-6, expected=None) -> list[np.ndarray]:
+        pte = edit.to_bytes()
+        if expected is None:
+            expected = oracle.run_arrays(pte, edit.inputs)
+        actual = host_run(pte, edit.inputs).outputs()
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            oracle.assert_matches(a, np.asarray(e), rtol)
         return actual
 
     return run

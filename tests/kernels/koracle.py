@@ -37,6 +37,12 @@ def run(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
     return list(program.load_method("forward").execute(list(inputs)))
 
 
+def run_arrays(pte: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """ExecuTorch's outputs for a program fed numpy arrays (an edited program's inputs)."""
+    tensors = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in inputs)
+    return [to_numpy(t) for t in run(pte, tensors)]
+
+
 def operators(pte: bytes) -> list[str]:
     """The program's operator table, as the firmware's registry names them."""
     return [operator_name(op) for op in load_program(pte).plan.operators]
@@ -98,3 +104,14 @@ def bmm_magnitude(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
     ExecuTorch's Python runtime does not sum in plain k order (its float bmm differs from a
     sequential sum by a few ulps of the terms), so bit-exactness is not the bar for floats."""
     return np.abs(a.double().numpy()) @ np.abs(b.double().numpy())
+
+
+def log_softmax_magnitude(x: torch.Tensor, dim: int) -> np.ndarray:
+    """|x - max| + log(s) + 1 per output of log_softmax(x, dim), s = sum(exp(x - max)): the
+    scale float results are compared on. ExecuTorch's Python runtime runs its optimized kernel
+    (ATen's vectorized exp and lane-wise sums): s (>= 1) is a few ulps from the portable
+    formula's, so log(s) is a few ulps of 1 off, and an output near 0 (the difference of the
+    terms) cannot be held to a plain relative bound."""
+    t = x.double()
+    shifted = t - t.amax(dim=dim, keepdim=True)
+    return (shifted.abs() + shifted.exp().sum(dim=dim, keepdim=True).log() + 1).numpy()

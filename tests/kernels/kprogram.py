@@ -30,6 +30,7 @@ from executorch.exir.schema import (
     KernelCall,
     Null,
     Operator,
+    String,
     Tensor,
     TensorList,
     TensorShapeDynamism,
@@ -109,6 +110,9 @@ class EditedProgram:
 
     def bool(self, v: bool) -> int:
         return self._value(Bool(v))
+
+    def string(self, v: str) -> int:
+        return self._value(String(v))
 
     def none(self) -> int:
         return self._value(Null())

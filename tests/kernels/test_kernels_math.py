@@ -118,6 +118,14 @@ def test_python_scalars_become_tensors(check) -> None:
     check(lambda t: t * 2 + 1.5, data((2, 3, 4), torch.float32, 9), ops=[*MUL, *ADD])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_rsub_and_python_scalars(check, dtype) -> None:
+    """`1 - t` and `t - 3`: export's rsub becomes a cast 0-d constant and sub.out."""
+    x = data((4, 5), dtype, 10)
+    check(lambda t: 1 - t, x, ops=SUB)
+    check(lambda t: (t - 3, torch.rsub(t, 2, alpha=3)), x, ops=SUB)
+
+
 def binary_edit(pte: bytes, op: str, a, b, out_shape, out_dtype, alpha=None) -> EditedProgram:
     """`op`(a, b[, alpha]) on new inputs into a new out (alpha: an int is an Int, a float a
     Double)."""

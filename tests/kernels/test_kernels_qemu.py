@@ -8,14 +8,25 @@ programs are exported."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import koracle as oracle
 import numpy as np
 import pytest
 import torch
+from kprogram import EditedProgram
 
 qd = torch.ops.quantized_decomposed
+F = torch.nn.functional
 GEN = torch.Generator().manual_seed(1234)
+
+
+@dataclass
+class Edited:
+    """A case export never makes: the edited program and its reference outputs."""
+
+    pte: bytes
+    expected: list[np.ndarray]
 
 
 def ints(shape, dtype) -> torch.Tensor:
@@ -92,6 +103,88 @@ def copy_cases():
     yield "slice", lambda t: t[:, 1:8:3], (floats((4, 9)),), None
 
 
+SPECIAL = torch.tensor([float("nan"), -0.0, 0.0, -float("inf"), float("inf"), 1e30, -3.0, 6.0])
+
+
+def activation_cases():
+    # Helium runs (float32: 4 lanes, int8: 16) and their predicated tails
+    for n in (1, 4, 7, 33):
+        x = torch.cat([SPECIAL, floats((n,)) * 4])
+        yield f"clamp-f32-{n}", lambda t: torch.clamp(t, -1.0, 2.5), (x,), None
+        yield f"relu-f32-{n}", torch.relu, (x,), None
+    for n in (1, 15, 16, 17, 100):
+        x = ints((n,), torch.int8)
+        yield f"clamp-i8-{n}", lambda t: torch.clamp(t, -20, 90), (x,), None
+        yield f"hardtanh-i8-{n}", lambda t: F.hardtanh(t, -5, 7), (x,), None
+    yield "clamp-max-f32", lambda t: torch.clamp(t, max=-0.0), (SPECIAL,), None
+    yield "clamp-i16", lambda t: torch.clamp(t, -100, 5000), (ints((37,), torch.int16),), None
+    yield "relu6", F.relu6, (floats((3, 11)) * 5,), None
+    yield "clamp-tensor", torch.clamp, (floats((4, 9)), floats((9,)) - 1, floats((4, 1)) + 1), None
+    yield "exp", torch.exp, (torch.cat([SPECIAL, floats((40,)) * 10]),), None
+    yield "exp-int", torch.exp, (torch.arange(-50, 50, dtype=torch.int32),), None
+    x = floats((3, 17)) * 4
+    scales = [oracle.log_softmax_magnitude(x, -1)]
+    yield "log-softmax", lambda t: torch.log_softmax(t, dim=-1), (x,), scales
+
+
+def whole_activation_cases():
+    """hardswish and silu as the Arm flow leaves them on the CPU (export decomposes them:
+    the program is edited, ExecuTorch's run of the decomposition is the reference)."""
+    base = oracle.export(torch.relu, (torch.ones(4),))
+    for op, fn in (("aten::hardswish.out", F.hardswish), ("aten::silu.out", F.silu)):
+        x = torch.cat([SPECIAL, torch.linspace(-8, 8, 57)])
+        edit = EditedProgram(base)
+        edit.call_with_out(op, [edit.input(x.numpy())], np.float32, tuple(x.shape))
+        expected = oracle.run(oracle.export(fn, (x,)), (x,))
+        yield (
+            op.split("::")[1],
+            Edited(edit.to_bytes(), [oracle.to_numpy(t) for t in expected]),
+            (x,),
+            None,
+        )
+
+
+def div_cases():
+    a, b = floats((5, 9)) * 10, floats((9,))
+    yield "div", torch.div, (a, b), None
+    yield "div-int", torch.div, (ints((37,), torch.int32), ints((37,), torch.int32)), None
+    for mode in ("trunc", "floor"):
+        yield f"div-{mode}-f32", lambda x, y, m=mode: torch.div(x, y, rounding_mode=m), (a, b), None
+        i, j = ints((4, 9), torch.int32), ints((9,), torch.int16)
+        j[j == 0] = 3
+        yield f"div-{mode}-int", lambda x, y, m=mode: torch.div(x, y, rounding_mode=m), (i, j), None
+    yield "div-scalar", lambda t: torch.ops.aten.div.Scalar(t, 3.0), (a,), None
+    yield (
+        "div-scalar-floor",
+        lambda t: torch.ops.aten.div.Scalar_mode(t, -3, rounding_mode="floor"),
+        (ints((21,), torch.int64),),
+        None,
+    )
+
+
+def index_cases():
+    c = floats((4, 1)) > 0
+    yield "where-f32", torch.where, (c, floats((4, 9)), floats((9,))), None
+    yield (
+        "where-i8",
+        torch.where,
+        (floats((33,)) > 0, ints((33,), torch.int8), ints((1,), torch.int8)),
+        None,
+    )
+    yield "where-promote", torch.where, (c, ints((4, 3), torch.int16), floats((3,))), None
+    yield "select", lambda t: t.select(1, -2), (floats((3, 5, 7)),), None
+    idx = torch.tensor([4, 0, 0, 2], dtype=torch.int64)
+    yield "index-select", lambda t, i: torch.index_select(t, 1, i), (floats((3, 5, 7)), idx), None
+    yield (
+        "index-select-rows",
+        lambda t, i: torch.index_select(t, 0, i),
+        (ints((6, 33), torch.int8), idx),
+        None,
+    )
+    yield "argmax", lambda t: torch.argmax(t, dim=1), (floats((4, 13)),), None
+    yield "argmax-all", torch.argmax, (ints((5, 7), torch.int16) % 9,), None
+
+
 def other_cases():
     yield "softmax", lambda t: torch.softmax(t, dim=-1), (floats((3, 11)) * 4,), None
     yield "sigmoid", torch.sigmoid, (floats((29,)) * 6,), None
@@ -123,7 +216,6 @@ def mm_cases():
 
 
 def nn_cases():
-    F = torch.nn.functional
     # Conv rows of 1..37 columns: the Helium runs (4 floats) and their predicated tails.
     for shape, cout, k, s, p, d, g in [
         ((1, 3, 8, 8), 4, 3, 1, 1, 1, 1),
@@ -160,8 +252,19 @@ def nn_cases():
     yield "mean-hw", torch.nn.AdaptiveAvgPool2d(1), (x,), None
 
 
-CASES = [*bmm_cases(), *quant_cases(), *elementwise_cases(), *copy_cases(), *other_cases(),
-         *mm_cases(), *nn_cases()]  # fmt: skip
+CASES = [
+    *bmm_cases(),
+    *quant_cases(),
+    *elementwise_cases(),
+    *copy_cases(),
+    *other_cases(),
+    *mm_cases(),
+    *nn_cases(),
+    *activation_cases(),
+    *whole_activation_cases(),
+    *div_cases(),
+    *index_cases(),
+]
 
 
 @pytest.fixture(scope="module")
@@ -170,8 +273,11 @@ def qemu_results(every_kernel_elf, qemu_run):
     with ThreadPoolExecutor(max_workers=1) as pool:
         results = {}
         for name, fn, inputs, scales in CASES:
-            pte = oracle.export(fn, inputs)
-            expected = [oracle.to_numpy(t) for t in oracle.run(pte, inputs)]
+            if isinstance(fn, Edited):
+                pte, expected = fn.pte, fn.expected
+            else:
+                pte = oracle.export(fn, inputs)
+                expected = [oracle.to_numpy(t) for t in oracle.run(pte, inputs)]
             arrays = [oracle.to_numpy(t) for t in inputs]
             results[name] = (expected, scales, pool.submit(qemu_run, every_kernel_elf, pte, arrays))
     return results  # every run done (a failure is reported by its test)

@@ -141,6 +141,12 @@ class Args {
     return rt::Error::Ok;
   }
 
+  rt::Error optional_scalar(size_t i, const char* name, Optional<Scalar>& out) const {
+    out.present = !args_[i]->is_none();
+    out.value = Scalar{rt::Tag::Int, 0, 0.0, false};
+    return out.present ? scalar(i, name, out.value) : rt::Error::Ok;
+  }
+
   rt::Error int_list(size_t i, const char* name, rt::ArrayRef<int64_t>& out) const {
     out = rt::ArrayRef<int64_t>{nullptr, 0};
     RT_TRY(expect_tag(i, name, rt::Tag::IntList));
@@ -180,6 +186,18 @@ class Args {
                static_cast<unsigned>(k));
       RT_TRY(check_tensor(name, out[k]));
     }
+    return rt::Error::Ok;
+  }
+
+  // A schema `str?` (div's rounding_mode): the characters, not NUL-terminated.
+  rt::Error optional_string(size_t i, const char* name, Optional<rt::ArrayRef<char>>& out) const {
+    out.present = !args_[i]->is_none();
+    out.value = rt::ArrayRef<char>{nullptr, 0};
+    if (!out.present) return rt::Error::Ok;
+    RT_TRY(expect_tag(i, name, rt::Tag::String));
+    out.value = args_[i]->u.s;
+    RT_CHECK(out.value.data != nullptr || out.value.size == 0, rt::Error::InvalidArgument, "%s: %s has no data",
+             op_, name);
     return rt::Error::Ok;
   }
 

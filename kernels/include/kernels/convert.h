@@ -152,6 +152,54 @@ inline C scalar_cast(const Scalar& s) {
   return convert<C>(s.i);
 }
 
+// ExecuTorch's check_overflow_scalar_cast<C> (hardtanh's bounds, scalar_tensor): the Scalar
+// as C, false when it overflows C (c10::overflows). Bool never overflows; a float overflows
+// an integer C when NaN, infinite or out of range (in range it truncates toward zero), and
+// a float C only when finite and out of range; an integer may wrap into an unsigned C down
+// to -max (-5 -> 251 for uint8), as two's complement.
+template <typename C>
+inline bool scalar_cast_checked(const Scalar& v, C& out) {
+  if constexpr (std::is_same_v<C, bool>) {
+    out = v.is_floating() ? v.d != 0.0 : v.is_bool() ? v.b : v.i != 0;
+    return true;
+  } else if constexpr (std::is_floating_point_v<C>) {
+    if (v.is_floating()) {
+      const double d = v.d;
+      if (d == d && d - d == 0.0 &&  // finite
+          (d < static_cast<double>(std::numeric_limits<C>::lowest()) ||
+           d > static_cast<double>(std::numeric_limits<C>::max()))) {
+        return false;
+      }
+      out = static_cast<C>(d);
+    } else {
+      out = v.is_bool() ? static_cast<C>(v.b) : static_cast<C>(v.i);
+    }
+    return true;
+  } else {
+    if (v.is_bool()) {
+      out = static_cast<C>(v.b);
+      return true;
+    }
+    if (v.is_floating()) {
+      const double d = v.d;
+      // NaN and the infinities fail both comparisons or one.
+      if (!(d >= static_cast<double>(std::numeric_limits<C>::lowest()) &&
+            d <= static_cast<double>(std::numeric_limits<C>::max()))) {
+        return false;
+      }
+      out = convert<C>(d);
+      return true;
+    }
+    const int64_t i = v.i;
+    const int64_t lo = static_cast<int64_t>(std::numeric_limits<C>::lowest());
+    const int64_t hi = static_cast<int64_t>(std::numeric_limits<C>::max());
+    const bool ok = std::is_signed_v<C> ? (i >= lo && i <= hi) : (i <= hi && i >= -hi);
+    if (!ok) return false;
+    out = static_cast<C>(static_cast<uint64_t>(i));
+    return true;
+  }
+}
+
 // Element access through a dtype chosen at run time, for the mixed-dtype
 // paths: load_fn<C>(t) reads element i of a tensor of dtype t as C.
 template <typename C>

@@ -1,5 +1,5 @@
-// Binary element-wise kernels (add, sub, mul): broadcasting, ExecuTorch's
-// dtype rules, and one loop skeleton with a fast path per run.
+// Element-wise kernels (add, sub, mul, div; where, clamp; unary maps): broadcasting,
+// ExecuTorch's dtype rules, and one loop skeleton with a fast path per run.
 //
 // ExecuTorch computes in a "compute" dtype C (the promoted dtype of the
 // operands; Float for Half/BFloat16): every operand element is converted to
@@ -160,6 +160,89 @@ rt::Error apply_binary(const char* op, const rt::Tensor& a, const rt::Tensor& b,
     }
   });
   return rt::Error::Ok;
+}
+
+// out = f(a, b, c) over the broadcast shape (where, clamp.Tensor), everything converted
+// through C; `loop` comes from ternary_loop(), `names` name a, b and c in failures. When
+// every operand is C the runs index the data directly.
+template <typename C, uint32_t kSelected, typename F>
+rt::Error apply_ternary(const char* op, const rt::Tensor& a, const rt::Tensor& b, const rt::Tensor& c,
+                        rt::Tensor& out, const StridedLoop<4>& loop, const char* const (&names)[3], const F& f) {
+  constexpr ScalarType kC = dtype_of<C>();
+  if (!std::is_same_v<C, bool> && a.dtype == kC && b.dtype == kC && c.dtype == kC && out.dtype == kC) {
+    C* o = out.data_as<C>();
+    const C* x = a.data_as<C>();
+    const C* y = b.data_as<C>();
+    const C* z = c.data_as<C>();
+    loop.run([&](const size_t* off, size_t n, const size_t* step) {
+      C* on = o + off[0];
+      const C* xn = x + off[1];
+      const C* yn = y + off[2];
+      const C* zn = z + off[3];
+      for (size_t i = 0; i < n; ++i) on[i] = f(xn[i * step[1]], yn[i * step[2]], zn[i * step[3]]);
+    });
+    return rt::Error::Ok;
+  }
+  const LoadFn<C> la = load_fn<C, kSelected>(a.dtype);
+  const LoadFn<C> lb = load_fn<C, kSelected>(b.dtype);
+  const LoadFn<C> lc = load_fn<C, kSelected>(c.dtype);
+  const StoreFn<C> so = store_fn<C, kSelected>(out.dtype);
+  if (la == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[0], a.dtype);
+  if (lb == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[1], b.dtype);
+  if (lc == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[2], c.dtype);
+  if (so == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  loop.run([&](const size_t* off, size_t n, const size_t* step) {
+    for (size_t i = 0; i < n; ++i) {
+      so(out.data, off[0] + i * step[0],
+         f(la(a.data, off[1] + i * step[1]), lb(b.data, off[2] + i * step[2]), lc(c.data, off[3] + i * step[3])));
+    }
+  });
+  return rt::Error::Ok;
+}
+
+// out = f(self) over same-shape tensors, through C (ExecuTorch's unitensor ops: clamp,
+// div.Scalar). A functor has C operator()(C x) const and void run(C* o, const C* x, size_t n)
+// const (a contiguous run, may use Helium; derive from UnaryScalarRun for none); run() gets
+// the data when self and out are both C, otherwise elements are converted one by one.
+template <typename C, typename Derived>
+struct UnaryScalarRun {
+  void run(C* o, const C* x, size_t n) const {
+    const Derived& f = static_cast<const Derived&>(*this);
+    for (size_t i = 0; i < n; ++i) o[i] = f(x[i]);
+  }
+};
+
+template <typename C, uint32_t kSelected, typename F>
+rt::Error apply_unary(const char* op, const rt::Tensor& self, rt::Tensor& out, const F& f) {
+  constexpr ScalarType kC = dtype_of<C>();
+  if (!std::is_same_v<C, bool> && self.dtype == kC && out.dtype == kC) {
+    f.run(out.data_as<C>(), self.data_as<C>(), self.numel);
+    return rt::Error::Ok;
+  }
+  const LoadFn<C> load = load_fn<C, kSelected>(self.dtype);
+  const StoreFn<C> store = store_fn<C, kSelected>(out.dtype);
+  if (load == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "self", self.dtype);
+  if (store == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  for (size_t i = 0; i < self.numel; ++i) store(out.data, i, f(load(self.data, i)));
+  return rt::Error::Ok;
+}
+
+// ExecuTorch's unary_ufunc_realhbbf16_to_floathbf16 (exp, sigmoid): self of any real or
+// Bool dtype, out floating; fn(v) runs in double for a Double self and in float otherwise,
+// and its result is converted to out's dtype. fn is generic (called with float or double).
+template <uint32_t kSelected, typename Fn>
+rt::Error apply_unary_to_floating(const char* op, const rt::Tensor& self, rt::Tensor& out, const Fn& fn) {
+  RT_CHECK(self.numel == out.numel, rt::Error::Internal, "%s: self and out sizes differ", op);
+  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {
+    using In = typename decltype(in_tag)::type;
+    using C = std::conditional_t<std::is_same_v<In, double>, double, float>;
+    return dispatch<kFloatDtypes, kSelected>(op, "out", out.dtype, [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      Out* y = out.data_as<Out>();
+      for (size_t i = 0; i < self.numel; ++i) y[i] = static_cast<Out>(fn(load_as<C, In>(self.data, i)));
+      return rt::Error::Ok;
+    });
+  });
 }
 
 // The dtype checks of ExecuTorch's add/sub/mul (Tensor, Tensor) -> out:

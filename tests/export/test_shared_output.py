@@ -1,0 +1,54 @@
+"""A delegate output that an operator inside the same delegate also reads: Vela drops it from
+its record, so the partitioner cuts the partition there (two delegates), never a corrupt call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.export.model_loader import load_model
+from sdk.export.npu import NpuConfig, QuantMode
+from sdk.export.pipeline import lower, quantize
+from sdk.program.pte import load_program, output_quant_scales
+from sdk.targets.host import run_host
+
+MODEL = Path(__file__).with_name("residual_block.py")
+MAX_LSB = {"int8": 0, "int16": 4}  # tests/quantref.py: INT8 identical, INT16 a few LSB
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("quant", ["int8", "int16"])
+def test_add_forced_to_the_cpu_splits_the_delegate(quant, tmp_path):
+    loaded = load_model(str(MODEL))
+    quantized = quantize(loaded, NpuConfig.U55_128, QuantMode(quant))
+    result = lower(quantized, tmp_path, cpu_ops=["aten.add.Tensor"])
+    report = result.report
+    assert report["boundary_audit"]["ok"], report["boundary_audit"]["problems"]
+    delegates = report["delegates"]
+    assert len(delegates) == 2
+    for d in delegates:  # each delegate has its convolution: nothing fell back to the CPU
+        assert "aten.convolution.default" in {n["target"] for n in d["nodes"]}
+    assert "aten::convolution.out" not in report["program"]["cpu_operators"]
+    assert any("also used inside it" in f["reason"] for f in report["boundary_fixes"])
+    x = loaded.example_inputs
+    (host,) = run_host(result.program_path, [t.numpy() for t in x])
+    reference = quantized.graph_module(*x)
+    reference = reference[0] if isinstance(reference, (tuple, list)) else reference
+    scale = output_quant_scales(load_program(result.program_path))[0]
+    lsb = np.abs(host - reference.detach().numpy()) / scale
+    assert lsb.max() <= MAX_LSB[quant] + 1e-6
+
+
+def test_without_the_split_the_call_and_the_record_disagree(tmp_path):
+    """The stock partitioner writes the corrupt program the audit catches (the regression's
+    other side): 3 values at the call, 1 input + 1 output in the NPU's record."""
+    from sdk.program.audit import audit_program
+
+    loaded = load_model(str(MODEL))
+    quantized = quantize(loaded, NpuConfig.U55_128, QuantMode.INT8)
+    result = lower(quantized, tmp_path, cpu_ops=["aten.add.Tensor"], fix_boundaries=False)
+    audit = audit_program(load_program(result.program_path))
+    assert not audit.ok and "passes 3 values" in "; ".join(audit.problems)

@@ -1,0 +1,116 @@
+"""`sdk numerics`: the stages of each output, the delegate outputs against the quantized
+model, and the collapsed parts of a concatenated detector output (named, with the fix)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.accuracy import THRESHOLDS
+
+DETECTOR = Path(__file__).with_name("detector.py")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    """analysed(spec) -> (loaded, quantized, result, NumericsReport), INT8, once per spec."""
+    from sdk.export.model_loader import load_model
+    from sdk.export.npu import NpuConfig, QuantMode
+    from sdk.export.pipeline import lower, quantize
+    from sdk.numerics import analyse
+
+    done = {}
+
+    def get(spec: str):
+        if spec not in done:
+            loaded = load_model(spec)
+            quantized = quantize(loaded, NpuConfig.U55_128, QuantMode.INT8)
+            result = lower(quantized, tmp_path_factory.mktemp("numerics"))
+            inputs = [t.numpy() for t in loaded.example_inputs]
+            done[spec] = (
+                loaded,
+                quantized,
+                result,
+                analyse(loaded, quantized, result.program_path, inputs),
+            )
+        return done[spec]
+
+    return get
+
+
+def test_the_collapsed_scores_are_named_with_the_fix(analysed):
+    *_, report = analysed(str(DETECTOR))
+    (collapse,) = report.collapses
+    assert collapse.output == 0 and collapse.dim == 1
+    parts = collapse.parts
+    assert [(p["start"], p["stop"]) for p in parts] == [(0, 4), (4, 12)]
+    assert collapse.collapsed == [1]  # the class scores
+    assert parts[0]["levels"] >= 64 and parts[1]["levels"] < 16
+    assert parts[1]["snr_db"] < THRESHOLDS["int8"]["fp32"].min_snr_db
+    message = collapse.describe()
+    assert "[4:12]" in message and "separate outputs" in message and "--cpu-op aten.cat" in message
+    assert report.first_loss.startswith("output 0: at quantization")
+
+
+def test_separate_outputs_lift_the_scores_above_the_floor(analysed):
+    *_, report = analysed(f"{DETECTOR}:SeparateOutputs")
+    assert report.collapses == []
+    _boxes, scores = report.outputs
+    floor = THRESHOLDS["int8"]["fp32"]
+    host = {s.stage: s for s in scores.stages}["host"]
+    assert host.vs_fp32.snr_db is not None and host.vs_fp32.snr_db >= floor.min_snr_db
+    # and the same scores inside the concatenation were below it
+    *_, concat = analysed(str(DETECTOR))
+    assert concat.collapses[0].parts[1]["snr_db"] < host.vs_fp32.snr_db
+
+
+def test_delegate_outputs_are_matched_to_the_quantized_model(analysed):
+    *_, report = analysed(str(DETECTOR))
+    assert report.boundaries
+    for b in report.boundaries:
+        assert b.node is not None and b.node.startswith("quantize_per_tensor")
+        assert b.max_lsb == 0  # INT8: the lowered program equals the quantized model
+
+
+def test_a_wrong_target_output_is_the_first_loss(analysed):
+    """Feed the stages a wrong answer: a target output off by a sign is named as the loss."""
+    from sdk.numerics import analyse
+
+    loaded, quantized, result, _ = analysed(f"{DETECTOR}:SeparateOutputs")
+    inputs = [t.numpy() for t in loaded.example_inputs]
+    good = analyse(loaded, quantized, result.program_path, inputs, target_outputs=None)
+    assert all(o.first_loss is None for o in good.outputs)
+    from sdk.targets.host import run_host
+
+    outputs = run_host(result.program_path, inputs)
+    wrong = [outputs[0], -outputs[1]]
+    bad = analyse(loaded, quantized, result.program_path, inputs, target_outputs=wrong)
+    assert bad.outputs[0].first_loss is None and bad.outputs[1].first_loss == "target"
+    target = {s.stage: s for s in bad.outputs[1].stages}["target"]
+    assert target.lsb_vs_previous is not None and target.lsb_vs_previous[0] > 1
+
+
+def test_a_perturbed_delegate_output_shows_its_lsb_error():
+    from sdk.numerics import boundary_numerics
+
+    model = {"quantize_per_tensor_3": np.arange(-8, 8, dtype=np.int8).reshape(4, 4)}
+    out = model["quantize_per_tensor_3"].copy()
+    out[0, 0] += 3
+    (b,) = boundary_numerics([(2, [out])], model)
+    assert (b.delegate, b.node, b.max_lsb) == (2, "quantize_per_tensor_3", 3.0)
+    assert b.differing == pytest.approx(1 / 16)
+
+
+def test_cli_json(tmp_path, capsys):
+    from sdk.cli.main import main
+
+    code = main(["numerics", str(DETECTOR), "--json", str(tmp_path / "n.json")])
+    out = capsys.readouterr().out
+    assert code == 0 and "COLLAPSE: output 0" in out
+    data = json.loads((tmp_path / "n.json").read_text())
+    assert data["schema"] == "sdk.numerics/1" and data["collapses"][0]["collapsed"] == [1]
