@@ -47,8 +47,9 @@ class HostRunner:
         import executorch.kernels.quantized  # noqa: F401  registers quantize/dequantize kernels
         from executorch.runtime import Runtime
 
-        from sdk.program.cut import plan_steps
+        from sdk.program.cut import plan_steps, storage
 
+        self.storage = storage
         self.program = program
         self.executor = TosaExecutor(tosa_paths)
         self.runtime = Runtime.get()
@@ -60,6 +61,9 @@ class HostRunner:
         # Each CPU segment run by the last `run`, with the arrays it took and gave; and each
         # delegate's outputs (delegate index, arrays), for `sdk numerics`.
         self.segment_runs: list[SegmentRun] = []
+        # Where each written value's bytes live (memory id, offset, size) -> the last value
+        # written there: a view no instruction writes reads its source through this.
+        self.places: dict[tuple[int, int, int], int] = {}
         self.delegate_runs: list[tuple[int, list[np.ndarray]]] = []
 
     def _segment(self, step: Step) -> tuple[CpuSegment, object]:
@@ -73,16 +77,31 @@ class HostRunner:
         segment, _, method = self._loaded[key]
         return segment, method
 
+    def _written(self, env: dict[int, np.ndarray], values, arrays) -> None:
+        """Record values as written, and where their bytes live (for the views of them)."""
+        for value, array in zip(values, arrays):
+            env[value] = array
+            place = self.storage(self.program, value)
+            if place is not None:
+                self.places[place] = value
+
+    def _read(self, env: dict[int, np.ndarray], value: int) -> np.ndarray:
+        """A value's array; a view no instruction writes is its source's bytes, reshaped."""
+        if value not in env:
+            source = self.places.get(self.storage(self.program, value))
+            if source is None:
+                raise ProgramError(f"value {value} is read before anything writes it")
+            shape = self.program.tensor(value).shape
+            env[value] = env[source].reshape(shape)
+        return env[value]
+
     def _run_cpu(self, step: Step, env: dict[int, np.ndarray]) -> None:
         import torch
 
         segment, method = self._segment(step)
-        missing = [v for v in segment.inputs if v not in env]
-        if missing:
-            raise ProgramError(f"values {missing} are read before anything writes them")
-        feeds = [np.ascontiguousarray(env[v]) for v in segment.inputs]
+        feeds = [np.ascontiguousarray(self._read(env, v)) for v in segment.inputs]
         results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
-        env.update(zip(segment.outputs, results))
+        self._written(env, segment.outputs, results)
         self.segment_runs.append(SegmentRun(segment, feeds, results))
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
@@ -97,7 +116,7 @@ class HostRunner:
             )
         feeds = []
         for value, tensor in zip(args[:n_in], graph.inputs):
-            array = env[value]
+            array = self._read(env, value)
             if array.dtype != tensor.dtype or array.size != int(np.prod(tensor.shape)):
                 raise BoundaryError(
                     f"delegate {call.delegate_index} input {tensor.name}: TOSA takes "
@@ -114,20 +133,22 @@ class HostRunner:
                     f"delegate {call.delegate_index}: TOSA output is {array.dtype} "
                     f"{list(array.shape)}, the program expects {info.dtype} {list(info.shape)}"
                 )
-            env[value] = array.reshape(info.shape)
+            self._written(env, [value], [array.reshape(info.shape)])
         self.delegate_runs.append((call.delegate_index, [env[v] for v in args[n_in:]]))
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         self.program.check_inputs(inputs)
         self.segment_runs = []
         self.delegate_runs = []
-        env = {int(v): a for v, a in zip(self.program.plan.inputs, inputs)}
+        env: dict[int, np.ndarray] = {}
+        self.places = {}
+        self._written(env, [int(v) for v in self.program.plan.inputs], inputs)
         for step in self.steps:
             if step.kind == "cpu":
                 self._run_cpu(step, env)
             else:
                 self._run_delegate(step, env)
-        return [env[int(v)] for v in self.program.plan.outputs]
+        return [self._read(env, int(v)) for v in self.program.plan.outputs]
 
 
 def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int, Path]:

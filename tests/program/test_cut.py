@@ -34,3 +34,39 @@ def test_cut_segments_carry_only_the_operators_they_call(export_case):
     # The loaded program is left as it was (the host reference keeps running it).
     assert program.operators() == table
     assert [getattr(i.instr_args, "op_index", None) for i in original] == indices
+
+
+def test_a_view_between_delegates_reads_its_source(export_case):
+    """A reshape forced to the CPU between two delegates: no instruction writes the view. The
+    cut takes no input for a view of bytes it writes itself, and the host reference reads the
+    view through its source's bytes; the result equals the quantized model's."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from sdk.export.model_loader import load_model
+    from sdk.program.cut import storage
+    from sdk.program.pte import output_quant_scales
+    from sdk.targets.host import run_host
+
+    model = Path(__file__).parent / "models" / "view_between_delegates.py"
+    case = export_case(str(model), "int8", True, ["aten.view_copy.default"])
+    program = load_program(case.result.program_path)
+    written = set(program.plan.inputs)
+    for segment in cpu_segments(program):
+        written |= set(segment.outputs)
+    for _, call in program.delegate_calls():
+        written |= {int(a) for a in call.args}
+    views = [
+        v
+        for v in range(len(program.plan.values))
+        if program.is_tensor(v) and storage(program, v) is not None and v not in written
+    ]
+    assert views, "the model should hold a view no step writes"
+    (x,) = load_model(str(model)).example_inputs
+    (host,) = run_host(case.result.program_path, [x.numpy()])
+    expected = case.quantized.graph_module(x)
+    expected = (expected[0] if isinstance(expected, (tuple, list)) else expected).detach().numpy()
+    scale = output_quant_scales(program)[0]
+    assert host.shape == expected.shape
+    assert np.abs(host - expected).max() <= scale * 1.001  # INT8: at most 1 LSB
