@@ -35,7 +35,6 @@ from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.npz import write_arrays
-from sdk.numerics import export_numerics
 from sdk.program.audit import audit_program
 from sdk.program.pte import load_program
 
@@ -274,7 +273,6 @@ def lower(
             cpu_ops or [],
             narrow.forks,
         )
-        report["numerics"] = export_numerics(quantized, program)
         if fix_boundaries and not audit.ok:
             # The program would make the NPU and the CPU read one buffer differently: the
             # export fails, naming each delegate and tensor (never written to OUTDIR).

@@ -183,8 +183,7 @@ def test_yolo11_separate_outputs_lift_the_scores_above_the_floor(numerics):
     assert scores is not None and scores >= documented
     assert scores >= FLOORS[("yolo11:separate_outputs", "int8")][1]
     assert boxes is not None and boxes >= FLOORS[("yolo11:separate_outputs", "int8")][0]
-    _, concat = numerics(YOLO, "int8")
-    assert concat.collapses[0].parts[1]["snr_db"] < scores
+    # (inside the concat the same scores are below the documented floor: the test above)
 
 
 def test_yolo11_normalised_boxes_lift_the_scores_above_the_floor(numerics):
