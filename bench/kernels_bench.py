@@ -7,7 +7,8 @@ ExecuTorch on QEMU mps3-an547 with `-icount shift=0`, where the firmware's run_t
 execute() convert to retired instructions (RunReport.timing.instructions; resolution about 31
 instructions). Each figure subtracts the same operator's run on a tiny shape (the runtime's
 per-instruction overhead and the kernel's argument checks), so it is the cost per unit of work:
-per MAC for aten::bmm.out (float32, int16, int8), per byte for
+per MAC for aten::bmm.out (float32, int16, int8), aten::mm.out and aten::convolution.out
+(float32, 3x3, padding 1), per byte for
 aten::split_with_sizes_copy.out, per element for add.out and quantize_per_tensor.out.
 Every output is checked against numpy first: the measured code must be right.
 
@@ -84,6 +85,36 @@ def _macs(shape: tuple[int, ...]) -> int:
     return m * k * n
 
 
+def _mm_inputs(shape: tuple[int, ...]) -> list[np.ndarray]:
+    return [x[0] for x in _bmm_inputs(np.float32)(shape)]
+
+
+def _conv_inputs(shape: tuple[int, ...]) -> list[np.ndarray]:
+    c, h, w, cout, k = shape
+    rng = _rng()
+    return [rng.standard_normal((1, c, h, w)).astype(np.float32),
+            rng.standard_normal((cout, c, k, k)).astype(np.float32),
+            rng.standard_normal((cout,)).astype(np.float32)]  # fmt: skip
+
+
+def _conv(x, w, b):
+    import torch
+
+    return torch.nn.functional.conv2d(x, w, b, padding=w.shape[-1] // 2)
+
+
+def _check_conv(inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
+    import torch
+
+    expected = _conv(*(torch.from_numpy(a).double() for a in inputs)).numpy()
+    np.testing.assert_allclose(outputs[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def _conv_macs(shape: tuple[int, ...]) -> int:
+    c, h, w, cout, k = shape
+    return c * h * w * cout * k * k  # padding k // 2, stride 1: H x W outputs per channel
+
+
 def _split_inputs(shape: tuple[int, ...]) -> list[np.ndarray]:
     rows, cols = shape
     return [_rng().integers(-128, 128, (rows, cols)).astype(np.int8)]
@@ -128,6 +159,11 @@ def cases() -> list[Case]:
              (48, 256, 64), (1, 1, 1)),
         Case("bmm int8 48x256x128", "MAC", bmm, _bmm_inputs(np.int8), _macs, _check_bmm,
              (48, 256, 128), (1, 1, 1)),
+        Case("mm float32 48x256x64", "MAC", torch.mm, _mm_inputs, _macs,
+             lambda i, o: _check_bmm([a[None] for a in i], [x[None] for x in o]),
+             (48, 256, 64), (1, 1, 1)),
+        Case("conv2d float32 16x32x32->16 3x3", "MAC", _conv, _conv_inputs, _conv_macs,
+             _check_conv, (16, 32, 32, 16, 3), (1, 1, 1, 1, 1)),
         Case("split_with_sizes_copy int8 96x1600", "byte", _split, _split_inputs,
              lambda s: s[0] * s[1], _check_split, (96, 1600), (1, 25)),
         Case("add.out float32 16384", "element", lambda a, b: a + b, lambda s: _floats(s, 2),

@@ -161,7 +161,7 @@ rt::Error quantized_decomposed_dequantize_per_tensor_Tensor_out(rt::KernelContex
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_quantized_decomposed_dequantize_per_channel_out)
 // (Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *,
-//  ScalarType? out_dtype=None, Tensor(a!) out); scales: Double[size(axis)], zero_points: Long[size(axis)].
+//  ScalarType? out_dtype=None, Tensor(a!) out); scales: Double or Float[size(axis)], zero_points: Long or Int[size(axis)].
 rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
   constexpr uint32_t kSelected = KERNEL_DTYPES(quantized_decomposed_dequantize_per_channel_out);
   Args a("quantized_decomposed::dequantize_per_channel.out", args, nargs);
@@ -186,13 +186,25 @@ rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt
   int d = 0;
   RT_TRY(normalize_dim(op, "axis", axis, in->dim, d));
   const DimSplit s = split_at(*in, d);
-  RT_CHECK(scales->dtype == rt::ScalarType::Double && scales->numel == s.size, rt::Error::InvalidArgument,
-           "%s: scales must be %u Doubles, got %u %s", op, static_cast<unsigned>(s.size),
-           static_cast<unsigned>(scales->numel), rt::scalar_type_name(scales->dtype));
-  RT_CHECK(zero_points == nullptr || (zero_points->dtype == rt::ScalarType::Long && zero_points->numel == s.size),
-           rt::Error::InvalidArgument, "%s: zero_points must be %u Longs", op, static_cast<unsigned>(s.size));
-  const double* scale = scales->data_as<double>();
-  const int64_t* zps = zero_points != nullptr ? zero_points->data_as<int64_t>() : nullptr;
+  // Double as quantized_decomposed writes them, Float as the Arm quantizer writes a convolution's weight
+  // scales; a Float scale widens exactly, so both paths below compute what ExecuTorch does.
+  const bool float_scales = scales->dtype == rt::ScalarType::Float;
+  RT_CHECK((float_scales || scales->dtype == rt::ScalarType::Double) && scales->numel == s.size,
+           rt::Error::InvalidArgument, "%s: scales must be %u Doubles or Floats, got %u %s", op,
+           static_cast<unsigned>(s.size), static_cast<unsigned>(scales->numel), rt::scalar_type_name(scales->dtype));
+  // Long, or Int as the Arm flow writes a bias's zero points (its int64 constants become int32).
+  const bool int_zps = zero_points != nullptr && zero_points->dtype == rt::ScalarType::Int;
+  RT_CHECK(zero_points == nullptr ||
+               ((int_zps || zero_points->dtype == rt::ScalarType::Long) && zero_points->numel == s.size),
+           rt::Error::InvalidArgument, "%s: zero_points must be %u Longs or Ints", op,
+           static_cast<unsigned>(s.size));
+  const double* scale_d = float_scales ? nullptr : scales->data_as<double>();
+  const float* scale_f = float_scales ? scales->data_as<float>() : nullptr;
+  auto scale_at = [&](size_t c) { return float_scales ? static_cast<double>(scale_f[c]) : scale_d[c]; };
+  const int64_t* zps_l = zero_points != nullptr && !int_zps ? zero_points->data_as<int64_t>() : nullptr;
+  const int32_t* zps_i = int_zps ? zero_points->data_as<int32_t>() : nullptr;
+  const bool has_zps = zero_points != nullptr;
+  auto zp_at = [&](size_t c) -> int64_t { return int_zps ? zps_i[c] : zps_l[c]; };
   return dispatch<kQuantDtypes, kSelected>(op, "input", in->dtype, [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
     return dispatch<kOutDtypes, kSelected>(op, "out", out->dtype, [&](auto otag) {
@@ -200,24 +212,24 @@ rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt
       constexpr bool kDoublePath = std::is_same_v<Q, int8_t> && std::is_same_v<O, float>;
       if constexpr (kDoublePath) {
         // ExecuTorch's int8 path refuses a zero point outside the quant range.
-        for (size_t c = 0; zps != nullptr && c < s.size; ++c) {
-          RT_CHECK(zps[c] >= quant_min && zps[c] <= quant_max, rt::Error::InvalidArgument,
+        for (size_t c = 0; has_zps && c < s.size; ++c) {
+          RT_CHECK(zp_at(c) >= quant_min && zp_at(c) <= quant_max, rt::Error::InvalidArgument,
                    "%s: zero_points[%u] = %d is outside [%d, %d]", op, static_cast<unsigned>(c),
-                   static_cast<int>(zps[c]), static_cast<int>(quant_min), static_cast<int>(quant_max));
+                   static_cast<int>(zp_at(c)), static_cast<int>(quant_min), static_cast<int>(quant_max));
         }
       }
       const Q* q = in->data_as<Q>();
       O* o = out->data_as<O>();
       for (size_t outer = 0; outer < s.outer; ++outer) {
         for (size_t c = 0; c < s.size; ++c) {
-          const int64_t zp = zps != nullptr ? zps[c] : 0;
+          const int64_t zp = has_zps ? zp_at(c) : 0;
           const size_t base = (outer * s.size + c) * s.inner;
           if constexpr (kDoublePath) {
             for (size_t i = 0; i < s.inner; ++i) {
-              o[base + i] = static_cast<float>(static_cast<double>(q[base + i] - zp) * scale[c]);
+              o[base + i] = static_cast<float>(static_cast<double>(q[base + i] - zp) * scale_at(c));
             }
           } else {
-            const float sc = static_cast<float>(scale[c]);
+            const float sc = static_cast<float>(scale_at(c));
             for (size_t i = 0; i < s.inner; ++i) {
               o[base + i] = static_cast<O>(static_cast<O>(q[base + i] - zp) * sc);
             }

@@ -2,7 +2,10 @@
 // aten::mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)   (all dims)
 //
 // The sum as sum.IntList_out computes it, in out's (floating) dtype, then one
-// division by the element count.
+// division by the element count. out (and dtype, when given) must be floating;
+// an integer or Bool self needs the dtype argument, as in ExecuTorch. What a
+// CPU-forced mean.dim (or AdaptiveAvgPool2d(1)) lowers to is mean.out over
+// dims [-1, -2] with keepdim.
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -18,6 +21,10 @@ rt::Error mean(const char* op, const rt::Tensor& self, const Optional<rt::ArrayR
                const Optional<rt::ScalarType>& dtype, rt::Tensor& out) {
   RT_CHECK(!dtype.present || dtype.value == out.dtype, rt::Error::DtypeMismatch, "%s: out dtype %s != dtype %s", op,
            rt::scalar_type_name(out.dtype), rt::scalar_type_name(dtype.value));
+  // ExecuTorch's check_mean_dim_args: without a dtype, self must already be floating.
+  RT_CHECK(dtype.present || is_floating(self.dtype), rt::Error::DtypeMismatch,
+           "%s: self has dtype %s; an integer mean needs a floating dtype argument", op,
+           rt::scalar_type_name(self.dtype));
   Reduction r;
   RT_TRY(make_reduction(op, self, dim, keepdim, out, r));
   return dispatch<kRealBoolDtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {

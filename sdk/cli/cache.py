@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from sdk.deploy.keys import CACHE_KINDS
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "cache",
-        help="show or clean the cache of exported programs and built firmware",
+        help="show or clean the cache of exported programs, built firmware and host references",
         description="The cache lives in $SDK_CACHE_DIR, else $XDG_CACHE_HOME/sdk, else "
         "~/.cache/sdk. Entries are written whole (an interrupted write leaves none).",
     )
@@ -16,7 +18,7 @@ def add_parser(subparsers) -> None:
     info = sub.add_parser("info", help="where the cache is, its entries and size")
     info.set_defaults(handler=run_info)
     clean = sub.add_parser("clean", help="remove every entry (or those of one kind)")
-    clean.add_argument("--kind", choices=("program", "firmware"), help="only this kind")
+    clean.add_argument("--kind", choices=CACHE_KINDS, help="only this kind")
     clean.set_defaults(handler=run_clean)
 
 

@@ -3,7 +3,9 @@
 A program is a function of the model's source, the inputs it is checked on, the export
 configuration, the versions of the AOT stack and the SDK's own export code. A firmware is a
 function of the board, the kernel set the program needs, the toolchain and the firmware's
-sources. Anything left out of a key would serve a stale entry; so each key is the whole list.
+sources. The host reference's outputs are a function of the program, the inputs and the
+reference's code and packages. Anything left out of a key would serve a stale entry; so each
+key is the whole list.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from sdk.export.model_loader import parse_model_spec
 from sdk.firmware.boards import Board
 from sdk.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
 from sdk.tools import version_line
+
+# The kinds of cache entry a deploy writes (folders under the cache root).
+PROGRAM_KIND, FIRMWARE_KIND, REFERENCE_KIND = "program", "firmware", "reference"
+CACHE_KINDS = (PROGRAM_KIND, FIRMWARE_KIND, REFERENCE_KIND)
 
 # The AOT stack whose versions change what an export writes.
 EXPORT_PACKAGES = ("torch", "torchao", "executorch", "tosa-tools", "ethos-u-vela", "numpy")
@@ -70,6 +76,31 @@ def program_key_parts(
             [
                 *(p for d in ("export", "program") for p in (SDK_PACKAGE_DIR / d).glob("*.py")),
                 SDK_PACKAGE_DIR / "deploy" / "pipeline.py",
+                SDK_PACKAGE_DIR / "npz.py",
+            ],
+            SDK_PACKAGE_DIR,
+        ),
+    }
+
+
+# What the host reference's outputs depend on besides the program and the inputs.
+REFERENCE_PACKAGES = ("executorch", "tosa-tools", "torch", "numpy")
+
+
+def reference_key_parts(export_dir: Path, inputs_file: Path) -> dict:
+    """The host reference's outputs: the program and its saved TOSA (the bytes it runs), the
+    inputs, the packages that execute them, and the SDK code that drives them."""
+    return {
+        "export": hash_files(
+            [export_dir / "model.pte", *sorted((export_dir / "tosa").glob("*.tosa"))], export_dir
+        ),
+        "inputs": hashlib.sha256(inputs_file.read_bytes()).hexdigest(),
+        "packages": package_versions(REFERENCE_PACKAGES),
+        "sdk_reference_code": hash_files(
+            [
+                *(SDK_PACKAGE_DIR / "program").glob("*.py"),
+                *(SDK_PACKAGE_DIR / "vnpu").glob("*.py"),
+                SDK_PACKAGE_DIR / "targets" / "host.py",
                 SDK_PACKAGE_DIR / "npz.py",
             ],
             SDK_PACKAGE_DIR,

@@ -22,7 +22,14 @@ import numpy as np
 from sdk.accuracy import REFERENCES, THRESHOLDS, measure
 from sdk.cache import Cache, digest
 from sdk.compare import DEFAULT_RTOL, compare_each
-from sdk.deploy.keys import firmware_key_parts, program_key_parts
+from sdk.deploy.keys import (
+    FIRMWARE_KIND,
+    PROGRAM_KIND,
+    REFERENCE_KIND,
+    firmware_key_parts,
+    program_key_parts,
+    reference_key_parts,
+)
 from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
 from sdk.export.model_loader import parse_model_spec
@@ -36,11 +43,11 @@ from sdk.targets.base import RunOptions
 from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
 
 DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
-PROGRAM_KIND, FIRMWARE_KIND = "program", "firmware"
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
+HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
 REPORT_FILE = "deploy.json"
 
 
@@ -120,6 +127,12 @@ def export_into(
             write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
 
 
+def run_host(program: LoadedProgram, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from sdk.targets.host import run_host as run  # ExecuTorch's runtime: imports torch
+
+    return run(program, inputs)
+
+
 def build_into(folder: Path, board: Board, program: LoadedProgram, npu: str) -> None:
     from sdk.firmware.build import build_firmware
 
@@ -154,7 +167,6 @@ def deploy(
         render_manifest,
         select_kernels,
     )
-    from sdk.targets.host import run_host
 
     spec = board if isinstance(board, Board) else load_board(board)
     npu_config = NpuConfig.parse(spec.npu_config(npu))
@@ -221,8 +233,18 @@ def deploy(
         run = runner.run_program(program, run_inputs, run_options)
     write_arrays(outdir / "outputs.npz", run.outputs)
 
-    with steps.step("reference", "host reference"):
-        host_outputs = run_host(program, run_inputs)
+    with steps.step("reference", "host reference") as step:
+        # The host reference is a function of the program, its saved TOSA, the inputs and the
+        # reference's code and packages (the key): an unchanged deploy reads its outputs back.
+        reference_entry = cached(
+            cache, REFERENCE_KIND,
+            reference_key_parts(export_dir, program_entry.path / INPUTS_FILE),
+            lambda f: write_arrays(f / HOST_OUTPUTS_FILE, run_host(program, run_inputs)),
+            outdir / "reference",
+        )  # fmt: skip
+        if reference_entry.hit:
+            step.cached("the host reference's outputs from the cache")
+        host_outputs = read_arrays(reference_entry.path / HOST_OUTPUTS_FILE)
 
     with steps.step("compare", "compare"):
         checks, failure = _compare(run.outputs, host_outputs, program_entry.path, quant_mode, rtol)
@@ -244,6 +266,7 @@ def deploy(
             FIRMWARE_KIND: None
             if firmware_entry is None
             else {"key": firmware_entry.key, "hit": firmware_entry.hit},
+            REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
         placement=_placement(program, export_report, caps.npu, target_name),
         outputs=checks,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import IO
 
+from sdk.deploy.keys import CACHE_KINDS
 from sdk.deploy.report import DeployReport
 from sdk.units import human_bytes
 
@@ -109,7 +110,7 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
     console.print(memory)
 
     cache = data["cache"]
-    hits = [k for k in ("program", "firmware") if cache.get(k) and cache[k]["hit"]]
+    hits = [k for k in CACHE_KINDS if cache.get(k) and cache[k]["hit"]]
     console.print(
         f"cache: {', '.join(hits) + ' from the cache' if hits else 'nothing reused'}"
         f" ({cache['root'] if cache['enabled'] else 'off'})"

@@ -21,10 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-
-import torch
+from typing import TYPE_CHECKING
 
 from sdk.errors import ModelLoadError
+
+if TYPE_CHECKING:  # torch is imported when a model is loaded, not to name one (cache keys)
+    import torch
 
 CONVENTION = (
     "define model() returning the nn.Module and example_inputs() returning a tuple of tensors, "
@@ -72,6 +74,8 @@ def _call(fn: Callable, what: str, path: Path):
 
 
 def _as_inputs(value, what: str, path: Path) -> tuple[torch.Tensor, ...]:
+    import torch
+
     if isinstance(value, torch.Tensor):
         value = (value,)
     if not isinstance(value, (tuple, list)) or not value:
@@ -92,6 +96,8 @@ def parse_model_spec(spec: str) -> tuple[Path, str | None]:
 
 def load_model(spec: str) -> LoadedModel:
     """Import MODEL and return the module (in eval mode), its example inputs and calibration."""
+    import torch
+
     path, name = parse_model_spec(spec)
     if not path.is_file():
         raise ModelLoadError(f"{path}: model file not found")

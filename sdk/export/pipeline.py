@@ -249,9 +249,14 @@ def lower(
             index = payload_to_index.get(digest)
             if tag is None or index is None:
                 raise ExportError("internal: a lowered module does not match any program delegate")
-            tosa_files = sorted((artifacts / tag).glob(f"output_{tag}_*.tosa"))
-            if not tosa_files:
-                raise ExportError(f"internal: no TOSA was dumped for partition {tag}")
+            # Each partition dumps into its own folder (NpuPartitioner._delegation_spec); the
+            # backend names the file output_<tag>_<spec>.tosa, or output_<spec>.tosa when the
+            # partition is the whole graph.
+            tosa_files = sorted((artifacts / tag).glob("output_*.tosa"))
+            if len(tosa_files) != 1:
+                raise ExportError(
+                    f"internal: partition {tag} dumped {len(tosa_files)} TOSA files, not 1"
+                )
             tosa_rel = Path(TOSA_DIR) / f"delegate_{index}.tosa"
             shutil.copyfile(tosa_files[0], stage / tosa_rel)
             delegates.append(

@@ -1,20 +1,19 @@
 """Cut a program at its delegate calls into CPU-only programs.
 
 A run of consecutive CPU instructions becomes a program of its own: the same `.pte` with its
-chain cut down to those instructions, its inputs/outputs set to the values that cross the cut,
-and no delegates. Memory-planned offsets stay valid because every value live at a cut was live
-at the same point of the original plan. The host reference runs these on ExecuTorch's runtime;
-the firmware tests run the same programs on the target (e.g. the CPU tail of a program whose
-NPU part QEMU cannot run).
+chain cut down to those instructions, its operator table down to the operators they call, its
+inputs/outputs set to the values that cross the cut, and no delegates. Memory-planned offsets
+stay valid because every value live at a cut was live at the same point of the original plan.
+The host reference runs these on ExecuTorch's runtime; the firmware tests run the same programs
+on the target (e.g. the CPU tail of a program whose NPU part QEMU cannot run).
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import torch
-from executorch.exir._serialize._program import serialize_pte_binary
+from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.exir.schema import (
     DelegateCall,
     FreeCall,
@@ -106,6 +105,19 @@ def _read_after(program: LoadedProgram, last: int) -> set[int]:
     return needed
 
 
+def _keep_called_operators(plan) -> None:
+    """Cut the operator table down to the operators the chain calls (in their original
+    order) and renumber the calls, so a segment's firmware needs only those kernels."""
+    calls = [
+        i.instr_args for i in plan.chains[0].instructions if isinstance(i.instr_args, KernelCall)
+    ]
+    used = sorted({call.op_index for call in calls})
+    new_index = {old: new for new, old in enumerate(used)}
+    plan.operators = [plan.operators[i] for i in used]
+    for call in calls:
+        call.op_index = new_index[call.op_index]
+
+
 def cut_cpu_segment(program: LoadedProgram, step: Step) -> CpuSegment:
     """The CPU-only program for one CPU step."""
     instructions = program.plan.chains[0].instructions
@@ -119,12 +131,13 @@ def cut_cpu_segment(program: LoadedProgram, step: Step) -> CpuSegment:
     needed = _read_after(program, step.instructions[-1])
     outputs = list(dict.fromkeys(v for v in writes if v in needed))
 
-    cut = copy.deepcopy(program.pte)
+    cut = deserialize_pte_binary(program.data)  # a fresh copy, mutable and named data kept
     plan = next(p for p in cut.program.execution_plan if p.name == program.plan.name)
     plan.inputs = inputs
     plan.outputs = outputs
     plan.delegates = []
-    plan.chains[0].instructions = [instructions[i] for i in step.instructions]
+    plan.chains[0].instructions = [plan.chains[0].instructions[i] for i in step.instructions]
+    _keep_called_operators(plan)
     plan.chains[0].stacktrace = None
     plan.container_meta_type.encoded_inp_str = ""
     plan.container_meta_type.encoded_out_str = ""

@@ -1,20 +1,29 @@
-"""Reading `.pte` programs with ExecuTorch's own deserializer, and naming what is inside.
+"""Reading `.pte` programs into ExecuTorch's schema, and naming what is inside.
 
 Every tool that looks into a program (inspect, the boundary audit, the host run, kernel
 registration) goes through `load_program`, so a corrupt or missing file fails the same way
 everywhere: one `ProgramError` line.
+
+The flatbuffer is decoded by ExecuTorch's own reader (`_flatbuffer_to_program`); the segments
+after it (delegate payloads, constants) are put back here, as ExecuTorch's
+`deserialize_pte_binary` does, because that function's module imports torch and sympy (3 s
+on every command that only reads a program). tests/program checks both give the same Program.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from executorch.exir._serialize._program import PTEFile, deserialize_pte_binary
+from executorch.exir._serialize._flatbuffer_program import _flatbuffer_to_program
 from executorch.exir.schema import (
     BackendDelegate,
+    BackendDelegateDataReference,
+    BackendDelegateInlineData,
+    Buffer,
     DataLocation,
     DelegateCall,
     ExecutionPlan,
@@ -29,6 +38,8 @@ from executorch.exir.schema import (
 from sdk.errors import ProgramError, UsageError
 
 PTE_IDENTIFIER = b"ET12"
+EXTENDED_HEADER = struct.Struct("<4sIQQ")  # at 8: b"eh00", length, program size, segments at
+EXTENDED_MAGIC = b"eh00"
 
 # ExecuTorch ScalarType -> (name as the firmware and ExecuTorch print it, numpy dtype).
 _SCALAR_TYPES: dict[ScalarType, tuple[str, np.dtype | None]] = {
@@ -102,11 +113,7 @@ class LoadedProgram:
 
     path: Path | None
     data: bytes
-    pte: PTEFile
-
-    @property
-    def program(self) -> Program:
-        return self.pte.program
+    program: Program  # segments restored: delegate payloads inline, constants in constant_buffer
 
     @property
     def plan(self) -> ExecutionPlan:
@@ -213,12 +220,64 @@ def load_program(source: Path | str | bytes) -> LoadedProgram:
     if len(data) < 8 or data[4:8] != PTE_IDENTIFIER:
         raise ProgramError(f"{where}: not an ExecuTorch program (no 'ET12' identifier)")
     try:
-        pte = deserialize_pte_binary(data)
-    except Exception as exc:  # the deserializer raises many kinds on corrupt data
+        program = read_program(data)
+    except ProgramError as exc:
+        raise ProgramError(f"{where}: corrupt program: {exc.message}") from exc
+    except Exception as exc:  # the flatbuffer reader raises many kinds on corrupt data
         raise ProgramError(f"{where}: corrupt program: {exc}") from exc
-    if not pte.program.execution_plan:
+    if not program.execution_plan:
         raise ProgramError(f"{where}: the program has no methods")
-    return LoadedProgram(path=path, data=data, pte=pte)
+    return LoadedProgram(path=path, data=data, program=program)
+
+
+def read_program(data: bytes) -> Program:
+    """The Program of a .pte's bytes, its segments put back where ExecuTorch's deserializer
+    puts them: delegate payloads inline, the constant segment as constant_buffer."""
+    program_size, segment_base = len(data), 0
+    if len(data) >= 8 + EXTENDED_HEADER.size:
+        magic, length, size, base = EXTENDED_HEADER.unpack_from(data, 8)
+        if magic == EXTENDED_MAGIC and length >= EXTENDED_HEADER.size:
+            program_size, segment_base = size, base
+    if not 8 <= program_size <= len(data) or segment_base > len(data):
+        raise ProgramError(
+            f"extended header: program size {program_size}, segments at {segment_base}, "
+            f"file {len(data)} bytes"
+        )
+    program = _flatbuffer_to_program(data[:program_size])
+    if segment_base == 0:
+        return program
+    segments = []
+    for i, segment in enumerate(program.segments):
+        start, end = segment_base + segment.offset, segment_base + segment.offset + segment.size
+        if end > len(data):
+            raise ProgramError(f"segment {i} ends at {end}, past the file's {len(data)} bytes")
+        segments.append(data[start:end])
+
+    def segment_at(index: int, what: str) -> bytes:
+        if not 0 <= index < len(segments):
+            raise ProgramError(f"{what}: segment index {index} of {len(segments)}")
+        return segments[index]
+
+    for plan in program.execution_plan:
+        for delegate in plan.delegates:
+            if delegate.processed.location == DataLocation.SEGMENT:
+                blob = segment_at(delegate.processed.index, f"delegate {delegate.id}")
+                program.backend_delegate_data.append(BackendDelegateInlineData(data=blob))
+                delegate.processed = BackendDelegateDataReference(
+                    location=DataLocation.INLINE, index=len(program.backend_delegate_data) - 1
+                )
+    constants = program.constant_segment
+    if constants and constants.offsets:
+        blob = segment_at(constants.segment_index, "constant segment")
+        ends = [*constants.offsets[1:], len(blob)]
+        program.constant_buffer = [
+            Buffer(storage=blob[start:end]) for start, end in zip(constants.offsets, ends)
+        ]
+        constants.segment_index, constants.offsets = 0, []
+    if program.mutable_data_segments:  # ExecuTorch's reader moves them out; nothing here reads them
+        program.mutable_data_segments = None
+    program.named_data, program.segments = [], []
+    return program
 
 
 def output_quant_scales(program: LoadedProgram) -> list[float | None]:

@@ -13,14 +13,13 @@ import json
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from sdk.errors import BoundaryError, ProgramError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
-from sdk.program.cut import CpuSegment, Step, cut_cpu_segment, plan_steps
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.vnpu.executor import TosaExecutor
@@ -29,6 +28,9 @@ from sdk.vnpu.executor import TosaExecutor
 # (HostRunner) and the TOSA reference model (TosaExecutor).
 REFERENCE_MODULES = ("executorch.runtime", "executorch.kernels.quantized", "tosa_reference_model")
 REFERENCE = "ExecuTorch runtime + TOSA reference model"
+
+if TYPE_CHECKING:  # the cut and the runtime import torch: only when a reference runs
+    from sdk.program.cut import CpuSegment, Step
 
 
 @dataclass
@@ -44,6 +46,8 @@ class HostRunner:
     def __init__(self, program: LoadedProgram, tosa_paths: dict[int, Path]) -> None:
         import executorch.kernels.quantized  # noqa: F401  registers quantize/dequantize kernels
         from executorch.runtime import Runtime
+
+        from sdk.program.cut import plan_steps
 
         self.program = program
         self.executor = TosaExecutor(tosa_paths)
@@ -61,6 +65,8 @@ class HostRunner:
     def _segment(self, step: Step) -> tuple[CpuSegment, object]:
         key = step.instructions[0]
         if key not in self._loaded:
+            from sdk.program.cut import cut_cpu_segment
+
             segment = cut_cpu_segment(self.program, step)
             loaded = self.runtime.load_program(segment.pte)  # kept alive with its method
             self._loaded[key] = (segment, loaded, loaded.load_method(self.program.plan.name))
@@ -68,6 +74,8 @@ class HostRunner:
         return segment, method
 
     def _run_cpu(self, step: Step, env: dict[int, np.ndarray]) -> None:
+        import torch
+
         segment, method = self._segment(step)
         missing = [v for v in segment.inputs if v not in env]
         if missing:

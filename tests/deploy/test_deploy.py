@@ -77,9 +77,7 @@ def test_first_deploy_runs_everything_and_passes(first):
         "export", "kernels", "memory", "build", "run", "reference", "compare",
     ]  # fmt: skip
     assert all(s["status"] == "done" for s in report["steps"])
-    assert (
-        report["cache"]["program"]["hit"] is False and report["cache"]["firmware"]["hit"] is False
-    )
+    assert not any(report["cache"][kind]["hit"] for kind in ("program", "firmware", "reference"))
     (output,) = report["outputs"]
     assert output["host_reference"]["identical"] is True
     for ref in ("quantized", "fp32"):
@@ -121,10 +119,12 @@ def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path
     report = json.loads((tmp_path / "r.json").read_text())
     status = {s["name"]: s["status"] for s in report["steps"]}
     assert status["export"] == "cached" and status["build"] == "cached"
-    assert status["run"] == "done" and status["reference"] == "done"  # still runs on the target
+    assert status["run"] == "done"  # it still runs on the target
+    assert status["reference"] == "cached"  # the same program on the same inputs
     assert report["cache"]["program"] == {**first[2]["cache"]["program"], "hit": True}
     assert report["cache"]["firmware"]["hit"] is True
-    assert "program, firmware from the cache" in out and "deploy PASSED" in out
+    assert report["cache"]["reference"] == {**first[2]["cache"]["reference"], "hit": True}
+    assert "program, firmware, reference from the cache" in out and "deploy PASSED" in out
 
 
 def test_no_cache_writes_nothing_to_the_cache(first, cache_root, tmp_path, capsys):
@@ -168,6 +168,29 @@ def test_a_reference_the_target_misses_fails_naming_the_output(
     assert failed["passed"] is False and failed["outputs"][0]["fp32"]["ok"] is False
     assert failed["outputs"][0]["quantized"]["ok"] is True
     assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "1"
+
+
+def test_a_cached_host_reference_is_still_compared(first, tmp_path, capsys, monkeypatch):
+    """The host reference's outputs from the cache, made wrong (a whole entry, resealed): the
+    deploy compares against them and fails."""
+    _, _, report = first
+    cache_root = Path(report["files"]["program"]).parents[3]
+    copy = tmp_path / "cache"
+    shutil.copytree(cache_root, copy)
+    entry = copy / "reference" / report["cache"]["reference"]["key"]
+    (host,) = read_arrays(entry / "host.npz")
+    wrong = host.copy()
+    wrong.flat[0] += 1.0
+    write_arrays(entry / "host.npz", [wrong])
+    reseal(entry, "host.npz")
+    monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
+    code, _, err = deploy_cli(
+        capsys, MODEL, "-o", tmp_path / "out", "--quiet", "--json", tmp_path / "r.json"
+    )
+    assert code == 4
+    one_error_line(err, "the target differs from the host reference: output 0")
+    failed = json.loads((tmp_path / "r.json").read_text())
+    assert failed["cache"]["reference"]["hit"] is True and failed["passed"] is False
 
 
 def test_a_target_differing_from_the_host_reference_fails(first):

@@ -22,6 +22,7 @@ from executorch.exir.schema import (
     AllocationDetails,
     Bool,
     Double,
+    DoubleList,
     EValue,
     Instruction,
     Int,
@@ -119,6 +120,9 @@ class EditedProgram:
     def int_list(self, items: list[int]) -> int:
         """An IntList of new Int values (as export writes them)."""
         return self._value(IntList([self.int(i) for i in items]))
+
+    def double_list(self, items: list[float]) -> int:
+        return self._value(DoubleList([float(i) for i in items]))
 
     def tensor_list(self, values: list[int]) -> int:
         return self._value(TensorList(list(values)))

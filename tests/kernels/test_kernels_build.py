@@ -78,11 +78,13 @@ def small_integers(*shapes) -> tuple[torch.Tensor, ...]:
 @pytest.mark.slow
 def test_the_every_kernel_firmware_has_helium_kernels(every_kernel_elf) -> None:
     with_mve = mve_functions(every_kernel_elf)
-    # bmm (float and int16 inline into aten_bmm_out), the byte copy of split/cat, quantize,
-    # dequantize, float add/sub and mul, float32/int8 clamp (clamp, hardtanh, relu)
-    for kernel in ("aten_bmm_out", "matmul_mve<signed char>", "split_copy", "aten_cat_out",
-                   "quantize_mve<short>", "dequantize_per_tensor_out", "AddScaled<float",
-                   "Mul<float>", "Clamp<float>", "Clamp<signed char>"):  # fmt: skip
+    # the matrix multiply of bmm/mm/addmm, float convolution rows (inline into
+    # aten_convolution_out), the byte copy of split/cat, quantize, dequantize, float add/sub, mul,
+    # float32/int8 clamp (clamp, hardtanh, relu)
+    for kernel in ("matmul_mve<float>", "matmul_mve<short>", "matmul_mve<signed char>",
+                   "aten_convolution_out", "split_copy", "aten_cat_out", "quantize_mve<short>",
+                   "dequantize_per_tensor_out", "AddScaled<float", "Mul<float>", "Clamp<float>",
+                   "Clamp<signed char>"):  # fmt: skip
         assert any(kernel in name for name in with_mve), f"no Helium code in {kernel}"
 
 

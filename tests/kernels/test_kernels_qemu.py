@@ -192,12 +192,74 @@ def other_cases():
     yield "to-int8", lambda t: (t * 50).to(torch.int8), (floats((21,)),), None
 
 
+def mm_cases():
+    for m, k, n in [(3, 16, 8), (7, 33, 17), (4, 64, 32), (1, 5, 3)]:
+        a, w = floats((m, k)), floats((k, n))
+        scale = np.abs(a.double().numpy()) @ np.abs(w.double().numpy())
+        yield f"mm-f32-{m}x{k}x{n}", torch.mm, (a, w), [scale]
+        bias = floats((n,))
+        yield (
+            f"addmm-f32-{m}x{k}x{n}",
+            lambda x, y, z: torch.addmm(x, y, z, beta=0.5, alpha=2),
+            (bias, a, w),
+            [2 * scale + np.abs(bias.double().numpy())],
+        )
+    for dtype in (torch.int8, torch.int16, torch.int32):
+        yield f"mm-{dtype}", torch.mm, (ints((5, 37), dtype), ints((37, 19), dtype)), None
+        args = (ints((19,), dtype), ints((5, 37), dtype), ints((37, 19), dtype))
+        yield f"addmm-{dtype}", lambda x, y, z: torch.addmm(x, y, z, beta=3, alpha=-1), args, None
+    linear = torch.nn.Linear(24, 10)
+    x = floats((3, 24))
+    w = linear.weight.detach().T
+    scale = np.abs(x.double().numpy()) @ np.abs(w.double().numpy()) + 1
+    yield "linear", linear, (x,), [scale]
+
+
+def nn_cases():
+    # Conv rows of 1..37 columns: the Helium runs (4 floats) and their predicated tails.
+    for shape, cout, k, s, p, d, g in [
+        ((1, 3, 8, 8), 4, 3, 1, 1, 1, 1),
+        ((1, 2, 5, 37), 3, 3, 1, 1, 1, 1),
+        ((2, 4, 9, 9), 6, 3, 2, 1, 1, 2),
+        ((1, 6, 7, 7), 6, 3, 1, 1, 1, 6),  # depthwise
+        ((1, 4, 10, 10), 4, 3, 1, 2, 2, 1),  # dilation
+        ((1, 8, 6, 6), 5, 1, 1, 0, 1, 1),  # pointwise
+    ]:
+        conv = torch.nn.Conv2d(shape[1], cout, k, stride=s, padding=p, dilation=d, groups=g)
+        yield f"conv-{shape}-{cout}-k{k}s{s}p{p}d{d}g{g}", conv, (floats(shape),), None
+    yield "conv1d", torch.nn.Conv1d(3, 5, 4, stride=2, padding=1), (floats((1, 3, 21)),), None
+    convt = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    yield "conv-transposed", convt, (floats((1, 4, 5, 5)),), None
+    for dtype in (torch.int8, torch.int32):
+        args = (ints((1, 4, 7, 7), dtype), ints((6, 2, 3, 3), dtype), ints((6,), dtype))
+        yield f"conv-{dtype}", lambda a, b, c: F.conv2d(a, b, c, padding=1, groups=2), args, None
+    x = floats((2, 3, 9, 8))
+    yield "maxpool", lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), (x,), None
+    yield "maxpool-ceil-dil", lambda t: F.max_pool2d(t, 3, 2, 1, 2, True), (x,), None
+    yield "maxpool-int8", lambda t: F.max_pool2d(t, 2), (ints((1, 3, 6, 6), torch.int8),), None
+    yield "avgpool", lambda t: F.avg_pool2d(t, 3, 2, 1, True, False), (x,), None
+    yield "avgpool-div", lambda t: F.avg_pool2d(t, 2, 1, 1, False, True, 3), (x,), None
+    yield (
+        "avgpool-long",
+        lambda t: F.avg_pool2d(t, 3, 2, 1),
+        (ints((1, 2, 7, 7), torch.int64),),
+        None,
+    )
+    yield "pad", lambda t: F.pad(t, (1, 2, 3, 0), value=-0.5), (x,), None
+    yield "pad-int8", lambda t: F.pad(t, (17, 16)), (ints((2, 3, 33), torch.int8),), None
+    yield "upsample-2x", lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), (x,), None
+    yield "upsample-size", lambda t: F.interpolate(t, size=(5, 13), mode="nearest"), (x,), None
+    yield "mean-hw", torch.nn.AdaptiveAvgPool2d(1), (x,), None
+
+
 CASES = [
     *bmm_cases(),
     *quant_cases(),
     *elementwise_cases(),
     *copy_cases(),
     *other_cases(),
+    *mm_cases(),
+    *nn_cases(),
     *activation_cases(),
     *whole_activation_cases(),
     *div_cases(),
@@ -238,3 +300,12 @@ def test_quantize_non_finite_on_cortex_m55(every_kernel_elf, qemu_run) -> None:
     pte, expected = oracle.non_finite_quantize(torch.int16, -32768, 32767)
     (got,) = qemu_run(every_kernel_elf, pte, [oracle.NON_FINITE]).outputs
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [c[0] for c in CASES if c[0].startswith("conv")])
+def test_convolution_is_bit_exact_on_cortex_m55(qemu_results, name) -> None:
+    """Helium float rows multiply, then add, in ExecuTorch's order: bit for bit its results."""
+    expected, _, future = qemu_results[name]
+    for out, exp in zip(future.result().outputs, expected, strict=True):
+        np.testing.assert_array_equal(out, exp)

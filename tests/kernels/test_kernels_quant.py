@@ -134,6 +134,23 @@ def test_dequantize_per_channel(check, dtype, axis, with_zp) -> None:
     check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"])
 
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32])
+@pytest.mark.parametrize("zp_dtype", [torch.int64, torch.int32])
+def test_dequantize_per_channel_float_scales(check, dtype, zp_dtype) -> None:
+    """Float scales and Int zero points, as the Arm flow writes a convolution's weight (int8)
+    and bias (int32): what a convolution forced to the CPU dequantizes there."""
+    info = torch.iinfo(dtype)
+    gen = torch.Generator().manual_seed(6)
+    x = torch.randint(info.min, info.max, (4, 3, 2), generator=gen, dtype=torch.int64).to(dtype)
+    scales = torch.rand(4, generator=gen, dtype=torch.float32) * 0.1 + 0.001
+    zps = torch.tensor([0, 3, -2, 1], dtype=zp_dtype)
+
+    def fn(t):
+        return qd.dequantize_per_channel(t, scales, zps, 0, info.min, info.max, dtype)
+
+    check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"])
+
+
 @pytest.fixture(scope="module")
 def quantize_program() -> bytes:
     return oracle.export(

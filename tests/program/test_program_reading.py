@@ -106,3 +106,48 @@ def test_cpu_only_program_has_nothing_to_audit(tmp_path):
     audit = audit_program(program)
     assert audit.ok and audit.delegates == [] and audit.call_sites == []
     assert "aten::add.out" in program.operators()
+
+
+@pytest.mark.parametrize(
+    "case",
+    [("shared_split", "int16", None), ("yolo_attention", "int8", ["aten.bmm"])],
+    ids=["npu-only", "cpu-op-with-constants"],
+)
+def test_the_reader_gives_executorchs_program(export_case, case):
+    """load_program decodes the flatbuffer with ExecuTorch's reader and puts the segments
+    back itself (ExecuTorch's deserializer imports torch): the Program must be the same."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    model, quant, cpu_ops = case
+    data = export_case(model, quant, True, cpu_ops).result.program_path.read_bytes()
+    assert data[8:12] == b"eh00"  # the segments follow the flatbuffer: restored, not inline
+    program = load_program(data).program
+    assert program.backend_delegate_data and all(
+        d.processed.location == 0 for p in program.execution_plan for d in p.delegates
+    )  # INLINE
+    assert program == deserialize_pte_binary(data).program
+
+
+def test_the_reader_restores_constants_as_executorch_does():
+    """A CPU program with weights: its constants live in the constant segment."""
+    import torch
+    from executorch.exir import to_edge
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))
+    exported = torch.export.export(model.eval(), (torch.randn(2, 8),))
+    data = to_edge(exported).to_executorch().buffer
+    program = load_program(data).program
+    assert sum(len(b.storage) > 0 for b in program.constant_buffer) == 4  # 2 weights, 2 biases
+    assert program == deserialize_pte_binary(data).program
+
+
+def test_segments_past_the_end_are_refused(int16_program):
+    data = int16_program.read_bytes()
+    with pytest.raises(ProgramError, match=r"corrupt program: .*past the file"):
+        load_program(data[: len(data) - 64])
+    header = bytearray(data)
+    struct.pack_into("<Q", header, 16, len(data) + 1)  # program size past the end
+    with pytest.raises(ProgramError, match="corrupt program: extended header"):
+        load_program(bytes(header))

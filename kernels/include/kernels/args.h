@@ -161,6 +161,20 @@ class Args {
     return out.present ? int_list(i, name, out.value) : rt::Error::Ok;
   }
 
+  rt::Error double_list(size_t i, const char* name, rt::ArrayRef<double>& out) const {
+    out = rt::ArrayRef<double>{nullptr, 0};
+    RT_TRY(expect_tag(i, name, rt::Tag::DoubleList));
+    out = args_[i]->u.double_list;
+    RT_CHECK(out.data != nullptr || out.size == 0, rt::Error::InvalidArgument, "%s: %s has no data", op_, name);
+    return rt::Error::Ok;
+  }
+
+  rt::Error optional_double_list(size_t i, const char* name, Optional<rt::ArrayRef<double>>& out) const {
+    out.present = !args_[i]->is_none();
+    out.value = rt::ArrayRef<double>{nullptr, 0};
+    return out.present ? double_list(i, name, out.value) : rt::Error::Ok;
+  }
+
   // Every entry checked like a single tensor argument.
   rt::Error tensor_list(size_t i, const char* name, rt::ArrayRef<rt::Tensor*>& out) const {
     out = rt::ArrayRef<rt::Tensor*>{nullptr, 0};
