@@ -31,7 +31,8 @@ class Threshold:
 # the quantized model the only differences are TOSA's integer rescales vs PyTorch's float
 # reference (measured on the examples: INT8 identical; INT16 64.6 dB yolo_attention, 95.9 dB
 # shared_split). Against fp32 the floor is what quantization may cost before a deploy fails
-# (measured: yolo_attention 36.6 dB INT8 / 46.6 dB INT16, shared_split 16.7 dB both).
+# (measured: yolo_attention 36.6 dB INT8 / 46.6 dB INT16, shared_split 16.7 dB both). The
+# test zoo's figures and per-model floors: bench/zoo_numerics.py, tests/export/test_zoo.py.
 THRESHOLDS: dict[str, dict[str, Threshold]] = {
     "int8": {"quantized": Threshold(40.0, 0.9999), "fp32": Threshold(15.0, 0.98)},
     "int16": {"quantized": Threshold(50.0, 0.99999), "fp32": Threshold(15.0, 0.98)},

@@ -12,7 +12,9 @@ outputs the first tensor where the lowered program leaves the quantized model.
 It also finds the outputs quantization itself ruins in a known way: an output that
 concatenates parts of very different ranges under one scale (a detector's box coordinates,
 0..~545 px, and class scores, 0..1): the scale follows the widest part and another part
-collapses to a few levels. It names the part and the fixes that work.
+collapses to a few levels. It names the part and the fixes that work (separate outputs,
+normalised coordinates; not `--cpu-op aten.cat`: the concat's parts share one scale wherever
+the concat runs).
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ STAGES = ("fp32", "quantized", "host", "target")
 # (while another part of the same output spans at least WIDE_LEVELS).
 COLLAPSED_LEVELS = 16
 WIDE_LEVELS = 64
+# Not among them: the concat on the CPU (`--cpu-op aten.cat`). The quantizer gives a concat's
+# inputs and output one shared scale wherever the concat runs, so the scores collapse there
+# too (tests/numerics/test_numerics.py measures it); a float concat would need the parts
+# left unquantized, which the SDK's quantization does not offer.
 CONCAT_FIXES = (
     "return the parts as separate outputs (each gets its own quantization scale)",
     "normalise the wide part before the concat (e.g. box coordinates divided by the image "
     "size) so the parts share a range",
-    "keep the concat on the CPU in float: --cpu-op aten.cat",
 )
 
 
@@ -42,11 +47,17 @@ class StageFigures:
     stage: str
     vs_fp32: Accuracy
     lsb_vs_previous: tuple[float, float] | None  # (max, mean) in quantization steps
+    # share of elements more than half a step from the stage before
+    differing_vs_previous: float | None = None
 
     def to_json(self) -> dict:
         lsb = None
         if self.lsb_vs_previous is not None:
-            lsb = {"max": self.lsb_vs_previous[0], "mean": self.lsb_vs_previous[1]}
+            lsb = {
+                "max": self.lsb_vs_previous[0],
+                "mean": self.lsb_vs_previous[1],
+                "differing": self.differing_vs_previous,
+            }
         return {"stage": self.stage, "vs_fp32": self.vs_fp32.to_json(), "lsb_vs_previous": lsb}
 
 
@@ -164,6 +175,14 @@ def _lsb(a: np.ndarray, b: np.ndarray, scale: float | None) -> tuple[float, floa
     return float(diff.max(initial=0.0)), float(diff.mean()) if diff.size else 0.0
 
 
+def _differing(a: np.ndarray, b: np.ndarray, scale: float | None) -> float | None:
+    """The share of elements of `a` more than half a quantization step from `b`."""
+    if scale is None or not scale or not a.size:
+        return None
+    diff = np.abs(a.astype(np.float64) - b.astype(np.float64)) / scale
+    return float(np.mean(diff > 0.5))
+
+
 def output_stages(
     index: int, arrays: dict[str, np.ndarray], scale: float | None, quant: str
 ) -> OutputNumerics:
@@ -176,8 +195,10 @@ def output_stages(
             continue
         array = arrays[stage].reshape(fp32.shape)
         accuracy = measure(array, fp32)
-        lsb = None if previous is None else _lsb(array, previous, scale)
-        stages.append(StageFigures(stage, accuracy, lsb))
+        lsb = differing = None
+        if previous is not None:
+            lsb, differing = _lsb(array, previous, scale), _differing(array, previous, scale)
+        stages.append(StageFigures(stage, accuracy, lsb, differing))
         if first_loss is None and stage != "fp32" and not accuracy.meets(floor):
             first_loss = stage
         previous = array
@@ -261,9 +282,13 @@ def concat_collapses(
     fp32_outputs: list[np.ndarray],
     quantized_outputs: list[np.ndarray],
     scales: list[float | None],
+    exported: torch.export.ExportedProgram | None = None,
 ) -> list[Collapse]:
-    """Outputs made by a concatenation whose parts span very different numbers of levels."""
-    exported = torch.export.export(module, inputs)
+    """Outputs made by a concatenation whose parts span very different numbers of levels.
+
+    `exported`: `module` already through torch.export (else it is exported here)."""
+    if exported is None:
+        exported = torch.export.export(module, inputs)
     graph = exported.graph_module.graph
     (output_node,) = [n for n in graph.nodes if n.op == "output"]
     collapses = []
@@ -325,5 +350,44 @@ def analyse(
     boundaries = boundary_numerics(
         runner.delegate_runs, quantized_tensors(quantized.graph_module, tensors)
     )
-    collapses = concat_collapses(loaded.module, tensors, fp32, qmodel, scales)
+    collapses = concat_collapses(
+        loaded.module, tensors, fp32, qmodel, scales, getattr(quantized, "fp32_exported", None)
+    )
     return NumericsReport(quantized.quant.value, outputs, boundaries, collapses)
+
+
+def export_numerics(quantized, program) -> dict:
+    """The numerics an export already has the parts for (report.json's `numerics`): per
+    output the quantized PyTorch model against fp32 on the example inputs, and the collapsed
+    parts of concatenated outputs. Two forward passes; the host reference and the delegate
+    outputs are `sdk numerics`' (they need the program run)."""
+    from sdk.program.pte import output_quant_scales
+
+    loaded = quantized.loaded
+    tensors = loaded.example_inputs
+    with torch.no_grad():
+        fp32 = [o.detach().numpy() for o in _as_tuple(loaded.module(*tensors))]
+        qmodel = [o.detach().numpy() for o in _as_tuple(quantized.graph_module(*tensors))]
+    scales = output_quant_scales(program)
+    quant = quantized.quant.value
+    outputs = []
+    for i, ref in enumerate(fp32):
+        scale = scales[i] if i < len(scales) else None
+        stages = output_stages(i, {"fp32": ref, "quantized": qmodel[i]}, scale, quant)
+        outputs.append(stages.to_json())
+    collapses = None  # not checked: no fp32 graph kept (a QuantizedModel made by hand)
+    if getattr(quantized, "fp32_exported", None) is not None:
+        collapses = [
+            c.to_json()
+            for c in concat_collapses(
+                loaded.module, tensors, fp32, qmodel, scales, quantized.fp32_exported
+            )
+        ]
+    return {
+        "schema": "sdk.numerics/1",
+        "inputs": "the example inputs",
+        "stages": ["fp32", "quantized"],
+        "outputs": outputs,
+        "collapses": collapses,
+        "more": "sdk numerics MODEL: the host reference and every NPU delegate output",
+    }

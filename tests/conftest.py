@@ -35,7 +35,8 @@ class ExportCase:
 def export_case(tmp_path_factory):
     """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session.
 
-    `model` names an example (examples/<model>.py) or is a model file's path."""
+    `model` names an example (examples/<model>.py) or is a model file's path (`file.py` or
+    `file.py:Name`, as `sdk.export.model_loader` takes it)."""
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
@@ -47,13 +48,15 @@ def export_case(tmp_path_factory):
         key = (model, quant, fixed, tuple(cpu_ops or ()))
         if key not in cache:
             if (model, quant) not in quantized_cache:
-                path = Path(model) if model.endswith(".py") else EXAMPLES / f"{model}.py"
-                loaded = load_model(str(path))
+                file = model.split(":")[0]
+                spec = model if file.endswith(".py") else str(EXAMPLES / f"{model}.py")
+                loaded = load_model(spec)
                 quantized_cache[(model, quant)] = quantize(
                     loaded, NpuConfig.U55_128, QuantMode(quant)
                 )
             quantized = quantized_cache[(model, quant)]
-            stem = Path(model).stem
+            file, _, name = model.partition(":")
+            stem = Path(file).stem + (f"_{name}" if name else "")
             outdir = tmp_path_factory.mktemp(f"{stem}_{quant}_{'fixed' if fixed else 'stock'}")
             result = lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fixed)
             cache[key] = ExportCase(model, quant, fixed, quantized, result)

@@ -58,6 +58,11 @@ def print_report(report) -> None:
             lsb = "" if s.lsb_vs_previous is None else (
                 f"; vs previous stage max {s.lsb_vs_previous[0]:.3g} / mean "
                 f"{s.lsb_vs_previous[1]:.3g} LSB"
+                + (
+                    ""
+                    if s.differing_vs_previous is None
+                    else f", {100 * s.differing_vs_previous:.1f} % differ"
+                )
             )  # fmt: skip
             print(f"  {s.stage:9} vs fp32: {s.vs_fp32.describe()}{lsb}")
     for b in report.boundaries:

@@ -57,6 +57,9 @@ class QuantizedModel:
     graph_module: torch.fx.GraphModule  # run it for the quantized PyTorch reference
     exported: torch.export.ExportedProgram
     vela_args: list[str] = field(default_factory=list)
+    # The fp32 model as torch.export saw it (before quantization): its graph says which
+    # outputs are concatenations (sdk.numerics.concat_collapses), without exporting again.
+    fp32_exported: torch.export.ExportedProgram | None = None
 
 
 @dataclass
@@ -111,7 +114,8 @@ def quantize(
     spec = compile_spec(npu, vela_args)
     samples = calibration or loaded.calibration or [loaded.example_inputs]
     try:
-        graph = torch.export.export(loaded.module, loaded.example_inputs).module(check_guards=False)
+        fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
+        graph = fp32_exported.module(check_guards=False)
         quantizer = EthosUQuantizer(spec)
         quantizer.set_global(quant.quantization_config())
         prepared = prepare_pt2e(graph, quantizer)
@@ -124,7 +128,9 @@ def quantize(
         raise
     except Exception as exc:
         raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
-    return QuantizedModel(loaded, npu, quant, converted, exported, list(vela_args or []))
+    return QuantizedModel(
+        loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported
+    )
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from executorch.backends.arm.constants import DQ_OPS, Q_OPS
 
 from sdk.export.partitioner import BoundaryTensor, NpuPartitioner, target_name
 from sdk.export.vela_summary import ESTIMATE_LABEL
+from sdk.numerics import export_numerics
 from sdk.program.audit import AuditResult
 from sdk.program.pte import LoadedProgram
 
@@ -170,4 +171,6 @@ def build_report(
         "tosa_rewrites": [_tosa_rewrite(f, partitioner) for f in int48_forks or []],
         "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
         "vela_estimate_total": _totals(delegates),
+        # what the export already has of `sdk numerics` (two forward passes, no program run)
+        "numerics": export_numerics(quantized, program),
     }

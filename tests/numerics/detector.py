@@ -1,6 +1,7 @@
 """A YOLO-style detector head (written here): features -> boxes in pixels and class scores,
 concatenated into one (1, 4 + classes, anchors) output, as YOLO11's head returns them; and the
-same head returning boxes and scores as separate outputs (the fix for the collapse)."""
+same head returning boxes and scores as separate outputs, or with normalised coordinates (the
+fixes for the collapse)."""
 
 import torch
 
@@ -33,6 +34,14 @@ class Detector(torch.nn.Module):
 class SeparateOutputs(Detector):
     def forward(self, x):
         return self.heads(x)
+
+
+class NormalisedBoxes(Detector):
+    """The other fix: the coordinates divided by the image size (0..1 like the scores)."""
+
+    def forward(self, x):
+        boxes, scores = self.heads(x)
+        return torch.cat((boxes * (1.0 / IMAGE), scores), dim=1)
 
 
 def model():
