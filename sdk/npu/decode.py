@@ -158,7 +158,10 @@ def decode_cmd_data(data: bytes) -> DecodedCmdData:
 
 
 def decode_commands(words: Sequence[int], base: int = 0, first_op: int = 0) -> list[NpuCommand]:
-    """Decode one command stream (32-bit words); `base` is its byte offset in cmd_data."""
+    """Decode one command stream (32-bit words); `base` is its byte offset in cmd_data.
+
+    The register state starts empty: registers never set are absent from `state` (their
+    hardware reset values are the executor's business). Vela writes one stream per payload."""
     commands: list[NpuCommand] = []
     state: dict[str, RegisterSet] = {}
     pos, n_ops = 0, first_op
