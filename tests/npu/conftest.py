@@ -1,12 +1,12 @@
-"""The decoder's regression set: tiny models exported once per session (INT8 and INT16),
-each delegate's cmd_data from the program, and Vela's own listing of the same stream."""
+"""The decoder's regression set (npu_cases.CASES: tiny models and the examples, INT8 and INT16)
+exported once per session; each delegate's cmd_data and Vela's own listing of the same stream."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from npu_cases import MODELS, DelegateStream
+from npu_cases import DelegateStream, export_key
 from vela_oracle import vela_compile
 
 from sdk.program.audit import read_delegates
@@ -15,10 +15,10 @@ from sdk.program.pte import load_program
 
 @pytest.fixture(scope="session")
 def npu_program(export_case):
-    """npu_program(model, quant) -> the exported model.pte of tests/npu/models/<model>.py."""
+    """npu_program(model, quant) -> the exported model.pte of a case (npu_cases.CASES)."""
 
     def get(model: str, quant: str) -> Path:
-        return export_case(str(MODELS / f"{model}.py"), quant, True, None).result.program_path
+        return export_case(*export_key(model, quant)).result.program_path
 
     return get
 
