@@ -1,0 +1,1 @@
+"""The Ethos-U55 command stream: register table, decoder, disassembly (issue 11)."""
