@@ -1,1 +1,1 @@
-"""The Ethos-U55 command stream: register table, decoder, disassembly (issue 11)."""
+"""A functional model of the Ethos-U55: decode Vela's command stream and execute it on the host."""
