@@ -22,7 +22,7 @@ from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.vnpu.executor import TosaExecutor
+from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NpuExecutor, TosaExecutor, make_executor
 
 # What the reference imports when it runs: ExecuTorch's runtime and quantized kernels
 # (HostRunner) and the TOSA reference model (TosaExecutor).
@@ -43,14 +43,19 @@ class SegmentRun:
 class HostRunner:
     """Runs one program on the host reference (ExecuTorch runtime + TOSA reference model)."""
 
-    def __init__(self, program: LoadedProgram, tosa_paths: dict[int, Path]) -> None:
+    def __init__(
+        self,
+        program: LoadedProgram,
+        tosa_paths: dict[int, Path],
+        executor: NpuExecutor | None = None,
+    ) -> None:
         import executorch.kernels.quantized  # noqa: F401  registers quantize/dequantize kernels
         from executorch.runtime import Runtime
 
         from sdk.program.cut import plan_steps
 
         self.program = program
-        self.executor = TosaExecutor(tosa_paths)
+        self.executor = executor if executor is not None else TosaExecutor(tosa_paths)
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
@@ -165,20 +170,30 @@ def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int,
     return found
 
 
-def host_runner(program: Path | LoadedProgram, tosa_dir: Path | None = None) -> HostRunner:
-    """A runner for the program; refuses programs that fail the boundary audit."""
+def host_runner(
+    program: Path | LoadedProgram,
+    tosa_dir: Path | None = None,
+    npu_executor: str = DEFAULT_NPU_EXECUTOR,
+) -> HostRunner:
+    """A runner for the program; refuses programs that fail the boundary audit. The
+    command-stream executor needs no saved TOSA (programs exported elsewhere run too)."""
     loaded = program if isinstance(program, LoadedProgram) else load_program(program)
     audit = audit_program(loaded)
     if not audit.ok:
         raise BoundaryError("the program fails the boundary audit: " + "; ".join(audit.problems))
-    return HostRunner(loaded, find_tosa(loaded, tosa_dir))
+    if npu_executor == DEFAULT_NPU_EXECUTOR:
+        return HostRunner(loaded, find_tosa(loaded, tosa_dir))
+    return HostRunner(loaded, {}, make_executor(npu_executor, loaded, tosa_dir))
 
 
 def run_host(
-    program: Path | LoadedProgram, inputs: list[np.ndarray], tosa_dir: Path | None = None
+    program: Path | LoadedProgram,
+    inputs: list[np.ndarray],
+    tosa_dir: Path | None = None,
+    npu_executor: str = DEFAULT_NPU_EXECUTOR,
 ) -> list[np.ndarray]:
-    """Run the program on the host reference."""
-    return host_runner(program, tosa_dir).run(inputs)
+    """Run the program on the host reference (delegates on the chosen NPU executor)."""
+    return host_runner(program, tosa_dir, npu_executor).run(inputs)
 
 
 class HostTarget:
@@ -210,5 +225,5 @@ class HostTarget:
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        outputs = run_host(program, inputs, options.tosa_dir)
+        outputs = run_host(program, inputs, options.tosa_dir, options.npu_executor)
         return RunReport(self.name, None, outputs, Timing("not timed (host reference)"))
