@@ -364,6 +364,10 @@ def _pool(state: NpuState, op: Operation) -> None:
         acc = np.zeros((oh, ow, padded.shape[2]), dtype=np.int64)
         for _, _, view in _windows(padded - zp, kernel, oh, ow):
             acc += view
+        if mode == 2:  # REDUCE_SUM also sums over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)
+            if oc != 1:
+                raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
+            acc = acc.sum(axis=2, keepdims=True)
     else:
         raise _unsupported(op, f"pooling mode {mode}")
     if acc.shape[2] < oc:
