@@ -17,6 +17,7 @@ Facts (registers, formats, arithmetic): ../../../shared/notes/ethos-u55-command-
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -50,6 +51,7 @@ class TraceEntry:
     mode: str
     ofm_shape: tuple[int, int, int] | None
     seconds: float
+    macs: int = 0  # CONV/DEPTHWISE: multiply-accumulates (OFM elements x kernel x IFM depth)
 
 
 @dataclass
@@ -324,6 +326,16 @@ def _ifm_zero_point(op: Operation, prefix: str = "IFM") -> int:
     return as_signed(raw, 16) if dtype.kind == "i" else raw
 
 
+@functools.lru_cache(maxsize=512)
+def _decoded_weights(
+    data: bytes, shape: tuple[int, int, int, int], order: WeightOrder
+) -> np.ndarray:
+    """Decoded once per stream content: every run of a delegate decodes the same streams."""
+    weights = decode_weights(data, shape, order).astype(np.float64)
+    weights.flags.writeable = False
+    return weights
+
+
 def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     kernel = _kernel(op)
     oh, ow, oc = _ofm_shape(op)
@@ -349,8 +361,7 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     length = _val(op, "WEIGHT_LENGTH", "length")
     if base + length > region.size:
         raise ProgramError(f"NPU executor: operation {op.index}: weight stream outside its region")
-    weights = decode_weights(region[base : base + length].tobytes(), shape, order)
-    w = weights.astype(np.float64)
+    w = _decoded_weights(region[base : base + length].tobytes(), shape, order)
     # float64 sums are exact here: |x| < 2^17, |w| < 2^9, far fewer than 2^27 terms
     acc = np.zeros((oh, ow, oc), dtype=np.float64)
     for ky, kx, view in _windows(x, kernel, oh, ow):
@@ -499,15 +510,16 @@ def execute(decoded: DecodedCmdData, state: NpuState) -> NpuState:
         if kind in IGNORED:
             continue
         started = time.perf_counter()
+        macs = 0
         if kind == "DMA_START":
             _dma(state, op)
             mode, shape = "", None
-        elif kind == "CONV":
-            _conv(state, op, depthwise=False)
+        elif kind in ("CONV", "DEPTHWISE"):
+            _conv(state, op, depthwise=kind == "DEPTHWISE")
             mode, shape = "", _ofm_shape(op)
-        elif kind == "DEPTHWISE":
-            _conv(state, op, depthwise=True)
-            mode, shape = "", _ofm_shape(op)
+            kernel = _kernel(op)
+            depth = 1 if kind == "DEPTHWISE" else _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
+            macs = int(np.prod(shape)) * kernel.height * kernel.width * depth
         elif kind == "POOL":
             _pool(state, op)
             mode, shape = (
@@ -519,5 +531,6 @@ def execute(decoded: DecodedCmdData, state: NpuState) -> NpuState:
             mode, shape = ELEMENTWISE[op.fields["elementwise_mode"]], _ofm_shape(op)
         else:
             raise _unsupported(op, f"operation {kind}")
-        state.trace.append(TraceEntry(op.index, kind, mode, shape, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        state.trace.append(TraceEntry(op.index, kind, mode, shape, seconds, macs))
     return state
