@@ -39,8 +39,9 @@ fraction = x & 0x7F, out = base + (slope * fraction) >> 7 rounded at the given m
 Checked bit-exact against the TOSA reference model on real exports (tests/npu/test_arith.py),
 from the registers and streams Vela emitted: CONV2D and DEPTHWISE_CONV2D + RESCALE (int8 and
 int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (every pair)
-and int16, AVG_POOL2D int8, int8 TABLE through the LUT, and the int16 ADD regor builds from
-six elementwise operations. The int16 LUT is only checked on constructed tables.
+and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
+int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
+matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
 
 Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
 or against the TOSA reference model where a TOSA graph pins it):
@@ -53,7 +54,8 @@ or against the TOSA reference model where a TOSA graph pins it):
 - TRUNCATE's direction for negative values (toward zero assumed, from the notes).
 - Where the LUT sits relative to the OFM zero point and the activation clamp (here: LUT on
   the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
-- int16 LUT interpolation rounding (the 7-bit fraction product).
+- int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
+  it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
 - Padded average pools with hardware scaling (Vela asserts a unit rescale there): the divisor
   (kernel size or valid elements) is not modelled here.
 - Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the

@@ -447,3 +447,35 @@ def test_int16_add_as_regor_lowers_it_is_bit_exact(delegate, monkeypatch):
         _elementwise_step(op, regions)
     got = np.frombuffer(bytes(scratch[out.offset : out.offset + out.nbytes]), dtype="<i2")
     assert np.count_nonzero(got.reshape(want.shape) != want) > 0
+
+
+def test_int16_table_through_the_lut_is_bit_exact(delegate):
+    """TOSA's int16 TABLE (513 entries, 23-bit result) and the RESCALE >> 7 after it run as
+    one LUT pass of 512 (slope << 16 | base) words: Vela's words are TOSA's table, and
+    base + (slope * fraction) >> 7 at NATURAL rounding reproduces TABLE + RESCALE."""
+    d = delegate("sigmoid", "int16")
+    (table_op,) = d.tosa.of("TABLE")
+    luts = [o for o in d.of("POOL") if o.regs["ACTIVATION"] & 0x1F >= 16]
+    assert len(luts) == 1
+    lut_op = luts[0]
+    dma = [o for o in d.of("DMA_START") if o.regs["DMA0_LEN"] == 2048 and o.offset < lut_op.offset]
+    src = dma[-1].regs["DMA0_SRC"]
+    words = np.frombuffer(d.weights[src : src + 2048], dtype="<u4").astype(np.int64)
+    np.testing.assert_array_equal(words, table16_to_lut(d.tosa.const(table_op.inputs[1])))
+    t = d.tosa.tensors[d.tosa.inputs[0]]
+    for seed in range(3):
+        x = _random(np.int16, t.shape, seed)
+        (want,) = d.reference([x])
+        conv, _ = _conv_npu(d, x[0].transpose(1, 2, 0), "CONV2D")
+        staged = output_stage(
+            conv - signed16(lut_op.regs["IFM_ZERO_POINT"]),
+            0,
+            *_ofm_scale(lut_op),
+            _ofm_round(lut_op),
+            signed16(lut_op.regs["OFM_ZERO_POINT"]),
+            _clamp(lut_op),
+        )
+        got = lut16(staged, words, _ofm_round(lut_op))
+        np.testing.assert_array_equal(got.transpose(2, 0, 1)[None], want)
+        truncated = lut16(staged, words, RoundMode.TRUNCATE)  # the rounding is pinned too
+        assert np.count_nonzero(truncated.transpose(2, 0, 1)[None] != want) > 0
