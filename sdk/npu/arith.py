@@ -5,7 +5,9 @@ Output stage (every operation): OFM = clamp(((acc + bias) * scale + r) >> shift 
 with an unsigned 32-bit scale, a shift of 0-63 and a 40-bit accumulator and bias: the product
 needs up to 73 bits, which int64 cannot hold. `scale_shift` splits the scale into 16-bit
 halves and carries the low 16 bits of the product separately, so every step fits int64 and the
-floor division by 2^shift is exact; no Python-int loop.
+floor division by 2^shift is exact. Only values of 46 bits and more (the 62-bit products of
+32-bit MULs, with which regor builds int16 RESCALEs) go through Python integers, and only
+those elements.
 
 Rounding (the r above; ROUND_MODE in IFM/OFM_PRECISION, 0 DBL, 1 TRUNCATE, 2 NATURAL):
     NATURAL   r = 2^(shift-1): half rounds up (TOSA SINGLE_ROUND, which regor maps to it)
@@ -27,25 +29,37 @@ LRELU: x if x >= 0 else x scaled by OFM_SCALE (Vela puts alpha there). CLZ: lead
 the 32-bit value. SHL/SHR: by IFM2 (0-31), SHR rounding at the IFM round mode.
 
 Average pool: acc = sum of (x - zp) over the kernel, scaled by OFM_SCALE (regor: a reciprocal
-of the kernel size, e.g. 0x80000001 >> 33 for a 1x1 "copy" and ceil-rounded scales otherwise).
+of the kernel size, ceil-rounded, e.g. 0xE38E38E5 >> 35 for 3x3; 0x80000001 >> 31 with DBL
+rounding for the 1x1 pools that copy or transpose and carry LUTs).
 
 LUTs: int8: the 256-byte table indexed by the output-stage result (OFM value + 128).
 int16: 512 words of (slope << 16) | base, signed 16-bit halves; index = (x + 32768) >> 7,
 fraction = x & 0x7F, out = base + (slope * fraction) >> 7 rounded at the given mode.
 
+Checked bit-exact against the TOSA reference model on real exports (tests/npu/test_arith.py),
+from the registers and streams Vela emitted: CONV2D and DEPTHWISE_CONV2D + RESCALE (int8 and
+int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (every pair)
+and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
+int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
+matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
+
 Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
 or against the TOSA reference model where a TOSA graph pins it):
 - 40-bit accumulator saturation: none is modelled (acc + bias is exact).
 - Intermediate saturation of the 32-bit OPA/OPB scaling and of the scaled sum: none.
-- Whether OPA_32's unscaled operand shift (19/14) is fixed in hardware or comes from a
-  register Vela leaves at its reset value; tests pin it against the TOSA reference model.
+- Whether OPA_32's unscaled operand shift is fixed in hardware or comes from a register
+  Vela leaves at its reset value: 19 is pinned for 8-bit IFMs (all 65536 int8 pairs of a
+  real ADD match TOSA with 19, none of 18/20/21 does); 14 for 16-bit IFMs is by analogy
+  (regor lowers an int16 ADD to 32-bit MULs and 16-bit-scale ADDs, not OPA_32).
 - TRUNCATE's direction for negative values (toward zero assumed, from the notes).
 - Where the LUT sits relative to the OFM zero point and the activation clamp (here: LUT on
   the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
-- int16 LUT interpolation rounding (the 7-bit fraction product).
+- int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
+  it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
 - Padded average pools with hardware scaling (Vela asserts a unit rescale there): the divisor
   (kernel size or valid elements) is not modelled here.
-- Clamping of 32-bit outputs: to the int32 range after adding the zero point.
+- Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
+  int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
 """
 
 from __future__ import annotations
@@ -101,15 +115,42 @@ def _rounding_limbs(
 def scale_shift(value, scale, shift, mode: RoundMode = RoundMode.NATURAL) -> np.ndarray:
     """floor((value * scale + r) / 2^shift), exact, elementwise (arguments broadcast).
 
-    `value` signed (|value| < 2^46), `scale` 0..2^32-1, `shift` 0..63. Results are exact up
-    to 2^46 in magnitude and saturate beyond (far outside any OFM range: clamps see the same)."""
-    value = np.asarray(value, dtype=np.int64)
-    scale = np.asarray(scale, dtype=np.int64)
-    shift = np.asarray(shift, dtype=np.int64)
-    if np.any(np.abs(value) >= 1 << MAX_VALUE_BITS):
-        raise ProgramError(f"output stage: a value of {MAX_VALUE_BITS} bits or more")
+    `value` any int64 (40-bit accumulators, or the 62-bit products of 32-bit MULs), `scale`
+    0..2^32-1, `shift` 0..63. Values below 2^46 take the int64 limb path; the rare larger ones
+    are done in Python integers (an object array over just those elements). Results are exact
+    up to 2^46 in magnitude and saturate beyond (far outside any OFM range, so clamps agree)."""
+    value, scale, shift = np.broadcast_arrays(
+        np.asarray(value, dtype=np.int64),
+        np.asarray(scale, dtype=np.int64),
+        np.asarray(shift, dtype=np.int64),
+    )
     if np.any((scale < 0) | (scale >= 1 << 32)) or np.any((shift < 0) | (shift > 63)):
         raise ProgramError("output stage: scale outside 32 bits or shift outside 0-63")
+    wide = np.abs(value) >= 1 << MAX_VALUE_BITS
+    small = np.where(wide, 0, value)
+    out = _scale_shift_limbs(small, scale, shift, mode)
+    if np.any(wide):
+        out = out.copy()
+        out[wide] = _scale_shift_python(value[wide], scale[wide], shift[wide], mode)
+    return out
+
+
+def _scale_shift_python(value, scale, shift, mode: RoundMode) -> np.ndarray:
+    """The same in Python integers, for values of 46 bits and more."""
+    v, s, sh = (a.astype(object) for a in (value, scale, shift))
+    one = np.ones_like(sh)
+    if mode is RoundMode.TRUNCATE:
+        r = np.where(v < 0, (one << sh) - 1, 0)
+    else:
+        r = np.where(sh > 0, one << np.maximum(sh - 1, 0), 0)
+        if mode is RoundMode.DBL:
+            r = r + np.where(sh > 31, np.where(v >= 0, 1 << 30, -(1 << 30)), 0)
+    result = (v * s + r) >> sh
+    bound = 1 << MAX_VALUE_BITS
+    return np.array([min(max(int(x), -bound), bound) for x in result], dtype=np.int64)
+
+
+def _scale_shift_limbs(value, scale, shift, mode: RoundMode) -> np.ndarray:
     low = value * (scale & 0xFFFF)  # |.| < 2^62
     high = value * (scale >> 16)  # |.| < 2^62
     upper = high + (low >> 16)  # the product = upper * 2^16 + lower
@@ -131,13 +172,16 @@ def scale_shift(value, scale, shift, mode: RoundMode = RoundMode.NATURAL) -> np.
 def clamp_range(
     dtype: np.dtype, act_min: int | None = None, act_max: int | None = None
 ) -> tuple[int, int]:
-    """The OFM clamp: the element type's range narrowed by ACTIVATION_MIN/MAX."""
+    """The OFM clamp: the element type's range, narrowed by ACTIVATION_MIN/MAX for 8/16-bit
+    OFMs. A 32-bit OFM keeps the int32 range: regor writes 32-bit intermediates with MIN/MAX
+    at the int16 limits, and only an unclamped result matches TOSA (tests/npu/test_arith.py)."""
     info = np.iinfo(dtype)
     lo, hi = int(info.min), int(info.max)
-    if act_min is not None:
-        lo = max(lo, act_min)
-    if act_max is not None:
-        hi = min(hi, act_max)
+    if np.dtype(dtype).itemsize <= 2:
+        if act_min is not None:
+            lo = max(lo, act_min)
+        if act_max is not None:
+            hi = min(hi, act_max)
     return lo, hi
 
 

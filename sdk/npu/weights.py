@@ -118,15 +118,66 @@ def stream_order(shape: tuple[int, int, int, int], order: WeightOrder) -> np.nda
     return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
 
 
-def decode_stream(data: bytes) -> np.ndarray:
-    """The mlw codec's values (int16: 9-bit weights after any zero-point subtraction)."""
-    from ethosu import mlw_codec
+def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
+    """The mlw codec's values of each stream (int16: weights after zero-point subtraction).
 
-    try:
-        values = mlw_codec.decode(bytearray(data))
-    except Exception as exc:  # the codec raises ValueError/RuntimeError on garbage
-        raise ProgramError(f"weight stream: the mlw codec refuses it: {exc}") from exc
-    return np.asarray(values, dtype=np.int16)
+    The wheel's decoder calls exit(1) (after printing "bitbuf_getbit: underrun ...") on a
+    truncated or corrupt stream, so it runs in a forked child: a bad stream becomes a
+    ProgramError with the decoder's message, never the end of the caller's process. One child
+    decodes all the streams given, so a delegate pays for one fork."""
+    import os
+    import struct
+
+    if not streams:
+        return []
+    if any(len(s) == 0 for s in streams):
+        raise ProgramError("weight stream: empty (WEIGHT_LENGTH 0)")
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: decode, send (count, values...) per stream, exit without cleanup
+        code = 0
+        try:
+            os.close(read_fd)
+            os.dup2(write_fd, 1)  # the decoder's messages go to the parent too
+            from ethosu import mlw_codec
+
+            out = bytearray()
+            for data in streams:
+                values = np.asarray(mlw_codec.decode(bytearray(data)), dtype="<i2")
+                out += struct.pack("<Q", values.size) + values.tobytes()
+            os.write(1, b"MLW0")
+            view = memoryview(bytes(out))
+            while view:
+                view = view[os.write(1, view) :]
+        except BaseException:
+            code = 2
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks = []
+    with os.fdopen(read_fd, "rb") as pipe:
+        while chunk := pipe.read(1 << 20):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    raw = b"".join(chunks)
+    marker = raw.find(b"MLW0")
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and marker >= 0:
+        raw, results, pos = raw[marker + 4 :], [], 0
+        for _ in streams:
+            (count,) = struct.unpack_from("<Q", raw, pos)
+            pos += 8
+            results.append(
+                np.frombuffer(raw, dtype="<i2", count=count, offset=pos).astype(np.int16)
+            )
+            pos += 2 * count
+        return results
+    message = raw[: marker if marker >= 0 else len(raw)].decode("ascii", "replace").strip()
+    raise ProgramError(f"weight stream: the mlw decoder refuses it ({message or 'no message'})")
+
+
+def decode_stream(data: bytes) -> np.ndarray:
+    """One stream's values (see decode_streams)."""
+    return decode_streams([bytes(data)])[0]
 
 
 def unorder(values: np.ndarray, shape: tuple[int, int, int, int], order: WeightOrder) -> np.ndarray:

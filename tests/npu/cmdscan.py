@@ -47,6 +47,7 @@ CMD0 = {
     0x181: "IFM2_SCALAR",
     0x185: "IFM2_PRECISION",
     0x189: "IFM2_ZERO_POINT",
+    0x18F: "IFM2_REGION",
 }
 # cmd1 (32-bit payload word; the parameter holds extra bits)
 CMD1 = {
@@ -121,3 +122,41 @@ def region_bytes(data: bytes, base: int, length: int) -> bytes:
 
 def as_array(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8)
+
+
+def s32(value: int) -> int:
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+_FORMATS = {0: "NHWC", 1: "NHCWB16"}
+
+
+def feature_map(op: Op, which: str, shape: tuple[int, int, int]):
+    """The IFM, IFM2 or OFM of a scanned operation as an sdk.npu FeatureMap of `shape`."""
+    from sdk.npu.featuremap import FeatureMap, Layout, element_dtype
+
+    r = op.regs
+    code = {"IFM": (0x000, 0x10A), "OFM": (0x010, 0x11A), "IFM2": (0x080, 0x18A)}[which]
+    cmd1 = CMD1
+
+    def one(offset: int) -> int:
+        return r.get(cmd1.get(code[0] + offset, f"cmd1_{code[0] + offset:03x}"), 0)
+
+    def zero(offset: int) -> int:
+        return r.get(CMD0.get(code[1] + offset, f"cmd0_{code[1] + offset:03x}"), 0)
+
+    precision = r[f"{which}_PRECISION"]
+    bits = (precision >> 1) & 3 if which == "OFM" else (precision >> 2) & 3
+    return FeatureMap(
+        *shape,
+        (one(0), one(1), one(2), one(3)),
+        zero(1) + 1,  # HEIGHT0_M1
+        zero(2) + 1,  # HEIGHT1_M1
+        zero(0) + 1,  # WIDTH0_M1
+        s32(one(5)),  # STRIDE_Y
+        s32(one(4)),  # STRIDE_X
+        s32(one(6)),  # STRIDE_C
+        Layout[_FORMATS[(precision >> 6) & 3]],
+        element_dtype(1 << bits, bool(precision & 1)),
+        which,
+    )

@@ -4,13 +4,17 @@ weight and scale streams and the operation's registers (zero points, OFM/OPA sca
 modes, clamps, the LUT it DMAs). Also exact against Python integers on the full 73-bit range.
 
 Pinned here: OPA_32's unscaled operand is shifted left by 19 (8-bit IFMs), not by 18, 20 or
-21: all 65536 int8 input pairs of a real ADD agree with TOSA only with 19."""
+21: all 65536 int8 input pairs of a real ADD agree with TOSA only with 19. And a 32-bit OFM
+is not clamped to ACTIVATION_MIN/MAX: regor's int16 ADD (six elementwise operations over
+NHCWB16 int32 intermediates) matches TOSA only so."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
-from cmdscan import signed16
+from cmdscan import feature_map, signed16
 from tosa.Conv2dAttribute import Conv2dAttribute
 from tosa.DepthwiseConv2dAttribute import DepthwiseConv2dAttribute
 
@@ -80,7 +84,7 @@ def _python_scale_shift(v: int, s: int, sh: int, mode: RoundMode) -> int:
 def test_scale_shift_is_exact_over_40_bit_values_and_32_bit_scales(mode):
     rng = np.random.default_rng(mode.value)
     n = 30000
-    v = rng.integers(-(1 << 45), 1 << 45, n) >> rng.integers(0, 45, n)
+    v = rng.integers(-(1 << 62), 1 << 62, n) >> rng.integers(0, 62, n)
     s = rng.integers(0, 1 << 32, n) >> rng.integers(0, 32, n)
     sh = rng.integers(0, 64, n)
     v[:4], s[:4], sh[:4] = [(1 << 45) - 1, -(1 << 45) + 1, -1, 5], 0xFFFFFFFF, [63, 0, 1, 31]
@@ -101,8 +105,12 @@ def test_rounding_modes_on_halves():
     big = np.array([3 << 31, -(3 << 31), 1 << 30, -(1 << 30)])
     np.testing.assert_array_equal(scale_shift(big, 1, 32, RoundMode.NATURAL), [2, -1, 0, 0])
     np.testing.assert_array_equal(scale_shift(big, 1, 32, RoundMode.DBL), [2, -2, 1, 0])
-    with pytest.raises(ProgramError, match="46 bits"):
-        scale_shift(1 << 46, 1, 0)
+    # 62-bit products (32-bit MULs) are exact too
+    wide = np.array([(1 << 62) - 1, -(1 << 62), (3 << 50) + 5, -(1 << 46)])
+    np.testing.assert_array_equal(
+        scale_shift(wide, [1, 1, 3, 1], [41, 62, 20, 0], RoundMode.NATURAL),
+        [1 << 21, -1, ((9 << 50) + 15 + (1 << 19)) >> 20, -(1 << 46)],
+    )
     with pytest.raises(ProgramError, match="shift outside"):
         scale_shift(1, 1, 64)
 
@@ -365,3 +373,109 @@ def test_int8_table_through_the_lut_is_bit_exact(delegate):
         )
         got = lut8(copied, lut_bytes)
         np.testing.assert_array_equal(got.transpose(2, 0, 1)[None], want)
+
+
+# ---- a multi-operation delegate: the int16 ADD regor builds from 32-bit MULs ---------------
+
+
+def _elementwise_step(op, regions: dict[int, bytearray]) -> None:
+    """One ELEMENTWISE ADD/SUB/MUL over feature maps in the regions (a test-sized executor)."""
+    r = op.regs
+    shape = (r["OFM_HEIGHT_M1"] + 1, r["OFM_WIDTH_M1"] + 1, r["OFM_DEPTH_M1"] + 1)
+    ofm = feature_map(op, "OFM", shape)
+    a = feature_map(op, "IFM", shape).read(regions[r["IFM_REGION"]])
+    broadcast = r["IFM2_BROADCAST"]
+    if broadcast & 0x80:  # a scalar in the register
+        b = np.full(shape, signed16(r["IFM2_SCALAR"]), dtype=np.int64)
+    else:
+        shape2 = tuple(1 if broadcast & bit else n for bit, n in zip((1, 2, 4), shape))
+        b = feature_map(op, "IFM2", shape2).read(regions[r["IFM2_REGION"]])
+        b = np.broadcast_to(b, shape)
+    zp_a, zp_b = signed16(r["IFM_ZERO_POINT"]), signed16(r["IFM2_ZERO_POINT"])
+    assert not broadcast & 0x40, "operand order swap not needed by this delegate"
+    if op.param == 0:
+        acc = elementwise_acc("MUL", a, b, zp_a, zp_b)
+    else:
+        prec = r["IFM_PRECISION"]
+        x, y = add_sub_operands(
+            a,
+            b,
+            zp_a,
+            zp_b,
+            ScaleMode((prec >> 8) & 3),
+            (r["OPA_SCALE"], r["OPA_SCALE_PARAM"] & 0x3F),
+            r["OPB_SCALE"],
+            _ifm_bits(op),
+            RoundMode((prec >> 14) & 3),
+        )
+        acc = x + y if op.param == 1 else x - y
+    clamp = _clamp(op)  # a 32-bit OFM is not clamped to ACTIVATION_MIN/MAX
+    out = output_stage(
+        acc, 0, *_ofm_scale(op), _ofm_round(op), signed16(r["OFM_ZERO_POINT"]), clamp
+    )
+    ofm.write(regions[r["OFM_REGION"]], out)
+
+
+def test_int16_add_as_regor_lowers_it_is_bit_exact(delegate, monkeypatch):
+    d = delegate("add", "int16")
+    ops = d.of("ELEMENTWISE")
+    assert len(ops) > 1 and not d.of("CONV", "DEPTHWISE", "POOL", "DMA_START")
+    shapes = [d.tosa.tensors[name].shape for name in d.tosa.inputs]
+    end = max(t.offset + t.nbytes for t in d.inputs + d.outputs)
+    for seed in range(3):
+        xs = [_random(np.int16, shape, seed * 2 + i) for i, shape in enumerate(shapes)]
+        xs[0].flat[:3], xs[1].flat[:3] = [-32768, 32767, 32767], [-32768, 32767, -32768]
+        (want,) = d.reference(xs)
+        scratch = bytearray(end + 4096)
+        for x, record in zip(xs, d.inputs):
+            scratch[record.offset : record.offset + record.nbytes] = x.astype("<i2").tobytes()
+        regions = {0: bytearray(d.weights), 1: scratch}
+        for op in ops:
+            _elementwise_step(op, regions)
+        out = d.outputs[0]
+        got = np.frombuffer(bytes(scratch[out.offset : out.offset + out.nbytes]), dtype="<i2")
+        np.testing.assert_array_equal(got.reshape(want.shape), want)
+    # clamping the 32-bit intermediates to ACTIVATION_MIN/MAX (int16 limits) breaks it
+    monkeypatch.setattr(
+        sys.modules[__name__], "clamp_range", lambda dtype, lo=None, hi=None: (lo, hi)
+    )
+    scratch = bytearray(end + 4096)
+    for x, record in zip(xs, d.inputs):
+        scratch[record.offset : record.offset + record.nbytes] = x.astype("<i2").tobytes()
+    regions = {0: bytearray(d.weights), 1: scratch}
+    for op in ops:
+        _elementwise_step(op, regions)
+    got = np.frombuffer(bytes(scratch[out.offset : out.offset + out.nbytes]), dtype="<i2")
+    assert np.count_nonzero(got.reshape(want.shape) != want) > 0
+
+
+def test_int16_table_through_the_lut_is_bit_exact(delegate):
+    """TOSA's int16 TABLE (513 entries, 23-bit result) and the RESCALE >> 7 after it run as
+    one LUT pass of 512 (slope << 16 | base) words: Vela's words are TOSA's table, and
+    base + (slope * fraction) >> 7 at NATURAL rounding reproduces TABLE + RESCALE."""
+    d = delegate("sigmoid", "int16")
+    (table_op,) = d.tosa.of("TABLE")
+    luts = [o for o in d.of("POOL") if o.regs["ACTIVATION"] & 0x1F >= 16]
+    assert len(luts) == 1
+    lut_op = luts[0]
+    dma = [o for o in d.of("DMA_START") if o.regs["DMA0_LEN"] == 2048 and o.offset < lut_op.offset]
+    src = dma[-1].regs["DMA0_SRC"]
+    words = np.frombuffer(d.weights[src : src + 2048], dtype="<u4").astype(np.int64)
+    np.testing.assert_array_equal(words, table16_to_lut(d.tosa.const(table_op.inputs[1])))
+    t = d.tosa.tensors[d.tosa.inputs[0]]
+    for seed in range(3):
+        x = _random(np.int16, t.shape, seed)
+        (want,) = d.reference([x])
+        conv, _ = _conv_npu(d, x[0].transpose(1, 2, 0), "CONV2D")
+        staged = output_stage(
+            conv - signed16(lut_op.regs["IFM_ZERO_POINT"]),
+            0,
+            *_ofm_scale(lut_op),
+            _ofm_round(lut_op),
+            signed16(lut_op.regs["OFM_ZERO_POINT"]),
+            _clamp(lut_op),
+        )
+        got = lut16(staged, words, _ofm_round(lut_op))
+        np.testing.assert_array_equal(got.transpose(2, 0, 1)[None], want)
+        truncated = lut16(staged, words, RoundMode.TRUNCATE)  # the rounding is pinned too
+        assert np.count_nonzero(truncated.transpose(2, 0, 1)[None] != want) > 0

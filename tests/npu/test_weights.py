@@ -14,6 +14,7 @@ from sdk.errors import ProgramError
 from sdk.npu.weights import (
     WeightOrder,
     decode_scales,
+    decode_streams,
     decode_weights,
     encode_scales,
     stream_order,
@@ -135,12 +136,21 @@ def test_scale_stream_round_trip_and_sign_of_40_bit_bias():
 
 
 def test_malformed_streams_are_refused_with_the_reason():
+    from ethosu import mlw_codec
+
     with pytest.raises(ProgramError, match="fewer than 3 entries"):
         decode_scales(bytes(25), 3)
     with pytest.raises(ProgramError, match="reserved top bits"):
         decode_scales(bytes(9) + b"\xc0")
-    with pytest.raises(ProgramError, match="needs"):
+    with pytest.raises(ProgramError, match="empty"):
         decode_weights(b"", (8, 1, 1, 8), WeightOrder(8))
+    # the wheel's decoder exit()s on a corrupt stream: here that is an error, not the end
+    with pytest.raises(ProgramError, match=r"mlw decoder refuses it .*underrun"):
+        decode_weights(bytes(range(64)), (8, 1, 1, 8), WeightOrder(8))
+    short, _ = mlw_codec.reorder_encode(8, 8, np.ones((8, 1, 1, 8), np.int16), 8, 0, 0, 8, 8, 8)
+    with pytest.raises(ProgramError, match="needs"):
+        decode_weights(bytes(short), (16, 1, 1, 8), WeightOrder(8))
+    assert decode_streams([bytes(short)] * 2)[1].size >= 64
     with pytest.raises(ProgramError, match="exclude each other"):
         WeightOrder(8, part_kernel=True, depthwise=True)
     assert signed16(0xFFFF) == -1
