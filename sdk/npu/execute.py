@@ -193,30 +193,9 @@ def _finish(
         else _val(op, "OFM_ZERO_POINT", "zero_point", 0)
     )
     mode, clamp = _round_mode(op, "OFM_PRECISION"), _clamp(op, fm.dtype)
-    value = np.asarray(acc, dtype=np.int64) + np.asarray(bias, dtype=np.int64)
-    if np.any(np.abs(value) >= 1 << arith.MAX_VALUE_BITS):
-        out = _wide_unit_scale(op, value, scale, shift, mode) + zp
-        out = np.clip(out, clamp[0], clamp[1])
-    else:
-        out = arith.output_stage(value, 0, scale, shift, mode, zp, clamp)
+    out = arith.output_stage(acc, bias, scale, shift, mode, zp, clamp)
     out = _activation(state, op, out, fm.dtype)
     fm.write(state.region(op, _val(op, "OFM_REGION", "region")), out.reshape(shape))
-
-
-def _wide_unit_scale(op: Operation, value: np.ndarray, scale, shift, mode) -> np.ndarray:
-    """The output stage of a value past 46 bits (32-bit x 32-bit MULs: Vela's 32-bit RESCALE),
-    exact in int64 when the scale is 1 (how Vela emits them); other scales are refused."""
-    if np.any(np.asarray(scale) != 1) or np.any(np.abs(value) >= 1 << 62):
-        raise _unsupported(op, "an output stage over 46 bits with a scale other than 1")
-    shift = np.asarray(shift, dtype=np.int64)
-    one = np.int64(1)
-    if mode is arith.RoundMode.TRUNCATE:
-        r = np.where(value < 0, np.left_shift(one, shift) - 1, 0)
-    else:
-        r = np.where(shift > 0, np.left_shift(one, np.maximum(shift - 1, 0)), 0)
-        if mode is arith.RoundMode.DBL:
-            r = r + np.where(shift > 31, np.where(value >= 0, 1 << 30, -(1 << 30)), 0)
-    return np.right_shift(value + r, shift)
 
 
 def _global_scale(op: Operation) -> tuple[int, int]:
