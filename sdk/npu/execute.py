@@ -8,9 +8,9 @@ computes whole feature maps with numpy; the arithmetic is sdk.npu.arith's, the a
 sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
-that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS, DMA
-2-D/3-D strides, TANH/SIGMOID activation functions (Vela uses LUTs), F16 accumulators, U65
-dual-core weight streams.
+that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
+convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
+functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams.
 
 Facts (registers, formats, arithmetic): ../../../shared/notes/ethos-u55-command-stream.md.
 """
@@ -261,15 +261,21 @@ def _padded_ifm(
     reach_y = (oh - 1) * kernel.stride_y + (kernel.height - 1) * kernel.dilation_y + 1
     reach_x = (ow - 1) * kernel.stride_x + (kernel.width - 1) * kernel.dilation_x + 1
     upscale = _val(op, "IFM_UPSCALE", "mode", 0)
-    if upscale == 2:
-        raise _unsupported(op, "IFM upscale ZEROS")
-    factor = 2 if upscale == 1 else 1
+    if upscale == 2 and op.kind not in ("CONV", "DEPTHWISE"):
+        raise _unsupported(op, "IFM upscale ZEROS outside a convolution")
+    if upscale == 3:
+        raise _unsupported(op, "IFM upscale mode 3")
+    factor = 2 if upscale else 1
     ih = max(1, -(-(reach_y - top - bottom) // factor))
     iw = max(1, -(-(reach_x - left - right) // factor))
     depth = _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
     ifm = _read(state, op, "IFM", (ih, iw, depth))
-    if factor > 1:
-        ifm = ifm.repeat(factor, axis=0).repeat(factor, axis=1)
+    if upscale == 1:  # NEAREST: each element twice in y and x
+        ifm = ifm.repeat(2, axis=0).repeat(2, axis=1)
+    elif upscale == 2:  # ZEROS: each element followed by a zero (the zero point) in y and x
+        spread = np.full((2 * ih, 2 * iw, depth), fill, dtype=np.int64)
+        spread[::2, ::2] = ifm
+        ifm = spread
     ih, iw = ifm.shape[0], ifm.shape[1]
     height = max(reach_y, top + ih)
     width = max(reach_x, left + iw)
