@@ -60,6 +60,12 @@ def add_parser(subparsers) -> None:
         "(command-stream: needs no saved TOSA)",
     )
     p.add_argument(
+        "--npu-trace",
+        type=Path,
+        help="host with --npu-executor command-stream: write each NPU operation's kind, mode, "
+        "OFM shape, host time and MACs to this JSON file",
+    )
+    p.add_argument(
         "--workdir",
         type=Path,
         help="firmware targets: folder for the firmware, blobs and logs "
@@ -84,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
         options["tosa_dir"] = args.tosa_dir
     if args.npu_executor != "tosa":
         options["npu_executor"] = args.npu_executor
+    if args.npu_trace is not None:
+        if args.npu_executor != "command-stream" or args.target != "host":
+            raise UsageError("--npu-trace needs --target host --npu-executor command-stream")
+        options["npu_trace"] = args.npu_trace
     if args.fvp is not None:
         options["fvp"] = args.fvp
     caps = target.capabilities()

@@ -66,6 +66,7 @@ class HostRunner:
         # delegate's outputs (delegate index, arrays), for `sdk numerics`.
         self.segment_runs: list[SegmentRun] = []
         self.delegate_runs: list[tuple[int, list[np.ndarray]]] = []
+        self.npu_traces: list[tuple[int, list]] = []  # (delegate, [TraceEntry]) per call
 
     def _segment(self, step: Step) -> tuple[CpuSegment, object]:
         key = step.instructions[0]
@@ -111,6 +112,9 @@ class HostRunner:
                 )
             feeds.append(array)
         outputs = self.executor.run(call.delegate_index, feeds)
+        trace = getattr(self.executor, "trace", None)
+        if trace is not None:  # the command-stream executor's per-operation trace
+            self.npu_traces.append((call.delegate_index, list(trace)))
         for value, array in zip(args[n_in:], outputs):
             info = self.program.tensor(value)
             dtype = numpy_dtype(info.scalar_type)
@@ -126,6 +130,7 @@ class HostRunner:
         self.program.check_inputs(inputs)
         self.segment_runs = []
         self.delegate_runs = []
+        self.npu_traces = []
         env = {int(v): a for v, a in zip(self.program.plan.inputs, inputs)}
         for step in self.steps:
             if step.kind == "cpu":
@@ -225,5 +230,31 @@ class HostTarget:
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        outputs = run_host(program, inputs, options.tosa_dir, options.npu_executor)
+        runner = host_runner(program, options.tosa_dir, options.npu_executor)
+        outputs = runner.run(inputs)
+        if options.npu_trace is not None:
+            write_npu_trace(options.npu_trace, runner.npu_traces)
         return RunReport(self.name, None, outputs, Timing("not timed (host reference)"))
+
+
+def write_npu_trace(path: Path, traces: list[tuple[int, list]]) -> None:
+    """The command-stream executor's per-operation trace as JSON: for each delegate call, each
+    NPU operation's index, kind, mode, OFM shape (H, W, C), host seconds and MACs."""
+    calls = [
+        {
+            "delegate": index,
+            "operations": [
+                {
+                    "index": e.index,
+                    "kind": e.kind,
+                    "mode": e.mode,
+                    "ofm_shape": list(e.ofm_shape) if e.ofm_shape else None,
+                    "seconds": e.seconds,
+                    "macs": e.macs,
+                }
+                for e in entries
+            ],
+        }
+        for index, entries in traces
+    ]
+    Path(path).write_text(json.dumps({"calls": calls}, indent=1) + "\n")

@@ -3,6 +3,7 @@ command stream executed instead of the saved TOSA; the same outputs, and no TOSA
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -37,6 +38,13 @@ def test_cli_host_run_with_the_command_stream_executor(exported, tmp_path, capsy
         outs[kind] = read_arrays(out)
     for a, b in zip(outs["tosa"], outs["command-stream"], strict=True):
         np.testing.assert_array_equal(a, b)
+    trace = tmp_path / "trace.json"
+    argv += ["-o", str(tmp_path / "again.npz"), "--npu-executor", "command-stream"]
+    assert main([*argv, "--npu-trace", str(trace)]) == 0, capsys.readouterr().err
+    (call,) = json.loads(trace.read_text())["calls"]
+    kinds = {(o["kind"], o["mode"]) for o in call["operations"]}
+    assert {("ELEMENTWISE", "ADD"), ("ELEMENTWISE", "MUL")} <= kinds
+    assert all(o["seconds"] >= 0 for o in call["operations"])
 
 
 def test_a_program_without_saved_tosa_runs_on_the_command_stream(exported, tmp_path):
