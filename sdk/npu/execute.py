@@ -430,11 +430,12 @@ def _elementwise(state: NpuState, op: Operation) -> None:
         scale_mode = arith.ScaleMode(_val(op, "IFM_PRECISION", "scale_mode", 0))
         opa = (_val(op, "OPA_SCALE", "scale", 0), _val(op, "OPA_SCALE", "shift", 0))
         opb = _val(op, "OPB_SCALE", "scale", 0)
+        # OPA/OPB name the computation's operands A and B, not the IFM/IFM2 ports: with
+        # operand order A, IFM2 is A (Vela swaps which operand is scaled when it swaps them)
+        a, bb, za, zb = (b, ifm, zp_b, zp_a) if reversed_order else (ifm, b, zp_a, zp_b)
         a2, b2 = arith.add_sub_operands(
-            ifm, b, zp_a, zp_b, scale_mode, opa, opb, 8 * ifm_dtype.itemsize, in_round
+            a, bb, za, zb, scale_mode, opa, opb, 8 * ifm_dtype.itemsize, in_round
         )
-        if reversed_order:
-            a2, b2 = b2, a2
         acc = a2 + b2 if mode == "ADD" else a2 - b2
     else:
         a, bb, za, zb = (b, ifm, zp_b, zp_a) if reversed_order else (ifm, b, zp_a, zp_b)

@@ -21,7 +21,7 @@ from sdk.targets.host import find_tosa
 from sdk.vnpu.command_stream import CommandStreamExecutor
 from sdk.vnpu.executor import TosaExecutor
 
-SINGLE_OP = ("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "conv_wide", "unary")
+SINGLE_OP = ("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "conv_wide", "unary", "order")
 MODELS_ALL = (*SINGLE_OP, *TINY, *EXAMPLES)
 # unary INT16: Vela 5.1.0 refuses its transposed convolution (a 48-bit Conv2D output)
 CASES = [(m, q) for m in MODELS_ALL for q in ("int8", "int16") if (m, q) != ("unary", "int16")]
@@ -37,6 +37,7 @@ EXPECTED_OPS = {
     "conv_act": {("CONV", ""), ("DEPTHWISE", ""), ("DMA_START", "")},
     "pools": {("POOL", "MAX"), ("POOL", "AVERAGE")},
     "eltwise": {("ELEMENTWISE", "ADD"), ("ELEMENTWISE", "MUL"), ("DMA_START", "")},
+    "order": {("ELEMENTWISE", "SUB")},  # IFM2 operand order A, scalar and W-broadcast
     "unary": {("ELEMENTWISE", "ABS"), ("POOL", "MAX"), ("CONV", "")},  # CONV: upscale ZEROS
     "misc": {
         ("ELEMENTWISE", "MAX"),
