@@ -35,6 +35,14 @@ LUT_SLOT_BYTES = 256  # TABLE_n: the LUT at LUT base + n * 256 (int16 LUTs take 
 INT16_LUT_BYTES = 2048
 
 
+def lut_base_for(npu_config: int | None) -> int | None:
+    """LUT slot 0 in SHRAM: the top 2 KB of the SHRAM the CONFIG register reports (bits 8-15,
+    in KB; 24 KB on U55-128, where Vela DMAs LUTs to 0x5800 + 256 * slot)."""
+    if npu_config is None:
+        return None
+    return ((npu_config >> 8) & 0xFF) * 1024 - INT16_LUT_BYTES
+
+
 def _unsupported(op: Operation, what: str) -> ProgramError:
     return ProgramError(
         f"NPU executor: operation {op.index} ({op.name}, cmd_data byte {op.offset}): "
@@ -60,7 +68,7 @@ class NpuState:
 
     regions: dict[int, np.ndarray]
     shram: np.ndarray = field(default_factory=lambda: np.zeros(SHRAM_BYTES, dtype=np.uint8))
-    lut_base: int | None = None  # SHRAM address of LUT slot 0, from the first LUT DMA
+    lut_base: int | None = None  # SHRAM address of LUT slot 0 (lut_base_for(CONFIG))
     trace: list[TraceEntry] = field(default_factory=list)
 
     def region(self, op: Operation, index: int) -> np.ndarray:
@@ -476,8 +484,7 @@ def _dma(state: NpuState, op: Operation) -> None:
     data = src[start : start + length].copy()
     if _val(op, dst_reg, "region_mode", 0) == 1:  # INTERNAL: into SHRAM (a LUT)
         dst = state.shram
-        if state.lut_base is None or dst_addr < state.lut_base:
-            # slot 0 sits 2 KB below the top of the SHRAM in use: align the first LUT down
+        if state.lut_base is None:  # no CONFIG known: slot 0 is the 2 KB-aligned LUT address
             state.lut_base = dst_addr - dst_addr % INT16_LUT_BYTES
     else:
         dst = state.region(op, _val(op, dst_reg, "region"))

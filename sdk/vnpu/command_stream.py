@@ -12,7 +12,7 @@ import numpy as np
 
 from sdk.errors import ProgramError, TargetError
 from sdk.npu.decode import DecodedCmdData, decode_cmd_data
-from sdk.npu.execute import NpuState, TraceEntry, execute
+from sdk.npu.execute import NpuState, TraceEntry, execute, lut_base_for
 from sdk.program.pte import LoadedProgram
 from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
 from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
@@ -79,7 +79,9 @@ class CommandStreamExecutor:
                 )
             scratch[record.offset : record.offset + record.nbytes] = data.view(np.uint8).reshape(-1)
         weights = np.frombuffer(stream.blocks["weight_data"], dtype=np.uint8).copy()
-        state = NpuState({0: weights, 1: scratch, 2: scratch})
+        state = NpuState(
+            {0: weights, 1: scratch, 2: scratch}, lut_base=lut_base_for(decoded.npu_config)
+        )
         execute(decoded, state)
         self.trace = state.trace
         outputs = []
