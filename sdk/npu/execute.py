@@ -12,6 +12,16 @@ that guessed would give wrong data silently. Known not modelled: IFM upscale ZER
 convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
 functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams.
 
+Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
+Vela's sources leave room:
+- The IFM's extent is no register: it is what OFM size, kernel, stride and dilation reach,
+  less the padding (KERNEL_HEIGHT/WIDTH_M1 hold the dilated span).
+- REDUCE_SUM (1x1 kernel) sums over the IFM's depth into one OFM channel.
+- With IFM2 operand order A the operation is IFM2 op IFM, and OPA/OPB scale operands A and B
+  of the computation (IFM2 is A), not the IFM/IFM2 ports.
+- IFM upscale ZEROS puts each element at (2y, 2x) and the zero point elsewhere.
+- LUT slot n lives at SHRAM size - 2 KB + 256 n; the LUT applies to the clamped OFM value.
+
 Facts (registers, formats, arithmetic): ../../../shared/notes/ethos-u55-command-stream.md.
 """
 
