@@ -144,7 +144,11 @@ def test_a_lut_before_any_dma_is_refused(program_path):
     program = load_program(program_path("sigmoid", "int8"))
     stream = parse_vela_stream(bytes(program.delegate_payload(program.plan.delegates[0])))
     cmd = stream.blocks["cmd_data"]
-    dma = next(c for c in decode_cmd_data(cmd).commands if c.name == "NPU_OP_DMA_START")
+    dma = next(  # the LUT's DMA (into SHRAM), not a weight stream's
+        op
+        for op in decode_cmd_data(cmd).operations
+        if op.kind == "DMA_START" and op.value("DMA0_DST_REGION", "region_mode") == 1
+    )
     data = bytearray(cmd)
     data[dma.offset : dma.offset + 4] = (0x11).to_bytes(4, "little")  # DMA_WAIT k=0 instead
     with pytest.raises(ProgramError, match="before any DMA into SHRAM"):
