@@ -18,18 +18,35 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("program", type=Path, help="the .pte file")
     p.add_argument("--json", action="store_true", help="print JSON (fields: see README)")
+    p.add_argument(
+        "--npu-commands",
+        action="store_true",
+        help="also decode each Ethos-U delegate's command stream and list it (disassembly); "
+        "exits 1 when a stream is malformed",
+    )
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from sdk.program.inspect import inspect_program, render_text
+    from sdk.program.audit import audit_program
+    from sdk.program.inspect import decode_npu_commands, inspect_program, render_text
     from sdk.program.pte import load_program
 
-    report = inspect_program(load_program(args.program))
-    print(json.dumps(report, indent=2) if args.json else render_text(report))
-    audit = report["boundary_audit"]
-    if not audit["ok"]:
-        for problem in audit["problems"]:
+    program = load_program(args.program)
+    audit = audit_program(program)
+    npu_commands = decode_npu_commands(audit.delegates) if args.npu_commands else None
+    report = inspect_program(program, audit, npu_commands)
+    print(json.dumps(report, indent=2) if args.json else render_text(report, npu_commands))
+    refused = [
+        f"error: delegate {index}: {decoded}"
+        for index, decoded in (npu_commands or {}).items()
+        if isinstance(decoded, Exception)
+    ]
+    for line in refused:
+        print(line, file=sys.stderr)
+    audit_json = report["boundary_audit"]
+    if not audit_json["ok"]:
+        for problem in audit_json["problems"]:
             print(f"error: boundary audit: {problem}", file=sys.stderr)
         return 3
-    return 0
+    return 1 if refused else 0

@@ -52,6 +52,20 @@ def add_parser(subparsers) -> None:
         "the program, as `sdk export` writes them)",
     )
     p.add_argument(
+        "--npu-executor",
+        choices=("tosa", "command-stream"),
+        default="tosa",
+        help="host and the virtual NPU: run delegates' saved TOSA on the TOSA reference model "
+        "(tosa, default) or Vela's command stream on a functional model of the Ethos-U55 "
+        "(command-stream: needs no saved TOSA)",
+    )
+    p.add_argument(
+        "--npu-trace",
+        type=Path,
+        help="host with --npu-executor command-stream: write each NPU operation's kind, mode, "
+        "OFM shape, host time and MACs to this JSON file",
+    )
+    p.add_argument(
         "--workdir",
         type=Path,
         help="firmware targets: folder for the firmware, blobs and logs "
@@ -74,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
     if args.tosa_dir is not None:
         options["tosa_dir"] = args.tosa_dir
+    if args.npu_executor != "tosa":
+        options["npu_executor"] = args.npu_executor
+    if args.npu_trace is not None:
+        if args.npu_executor != "command-stream" or args.target != "host":
+            raise UsageError("--npu-trace needs --target host --npu-executor command-stream")
+        options["npu_trace"] = args.npu_trace
     if args.fvp is not None:
         options["fvp"] = args.fvp
     caps = target.capabilities()

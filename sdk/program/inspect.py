@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from sdk.program.audit import AuditResult, audit_program
+from sdk.errors import ProgramError
+from sdk.program.audit import AuditResult, DelegateInfo, audit_program
 from sdk.program.pte import LoadedProgram, operator_name
 
+if TYPE_CHECKING:
+    from sdk.npu.decode import DecodedCmdData
+
 INSPECT_SCHEMA = "sdk.inspect/1"
+NpuCommands = dict[int, "DecodedCmdData | ProgramError"]
 
 
 def planned_buffer_sizes(program: LoadedProgram) -> list[int]:
@@ -18,7 +24,31 @@ def planned_buffer_sizes(program: LoadedProgram) -> list[int]:
     return [int(s) for s in program.plan.non_const_buffer_sizes][1:]
 
 
-def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) -> dict:
+def decode_npu_commands(delegates: list[DelegateInfo]) -> NpuCommands:
+    """Each Ethos-U delegate's `cmd_data` decoded (sdk.npu.decode.DecodedCmdData), or the
+    ProgramError saying why it cannot be; `sdk inspect --npu-commands` lists them."""
+    from sdk.npu.decode import decode_cmd_data
+
+    out: NpuCommands = {}
+    for info in delegates:
+        if info.vela is None:
+            continue
+        try:
+            if "cmd_data" in info.vela.external:
+                raise ProgramError("cmd_data is an external block (in a .ptd): not decoded")
+            out[info.index] = decode_cmd_data(info.vela.blocks["cmd_data"])
+        except ProgramError as exc:
+            out[info.index] = exc
+    return out
+
+
+def inspect_program(
+    program: LoadedProgram,
+    audit: AuditResult | None = None,
+    npu_commands: NpuCommands | None = None,
+) -> dict:
+    """The report; with `npu_commands` (decode_npu_commands) each Ethos-U delegate also
+    gets `npu_commands` (the decoded command stream) and `npu_commands_error`."""
     audit = audit or audit_program(program)
     plan = program.plan
     calls = Counter(operator_name(plan.operators[c.op_index]) for _, c in program.kernel_calls())
@@ -29,25 +59,26 @@ def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) ->
         sites_by_delegate.setdefault(site.delegate_index, []).append(site)
     delegates = []
     for info in audit.delegates:
-        delegates.append(
-            {
-                "index": info.index,
-                "backend": info.backend,
-                "payload_bytes": len(info.payload),
-                "payload_sha256": info.sha256,
-                "compile_specs": info.compile_specs,
-                "vela": info.vela.to_json() if info.vela else None,
-                "vela_error": info.vela_error,
-                "call_sites": [
-                    {
-                        "instruction": site.instruction,
-                        "boundary": [c.to_json() for c in site.checks],
-                        "problems": site.problems,
-                    }
-                    for site in sites_by_delegate.get(info.index, [])
-                ],
-            }
-        )
+        entry = {
+            "index": info.index,
+            "backend": info.backend,
+            "payload_bytes": len(info.payload),
+            "payload_sha256": info.sha256,
+            "compile_specs": info.compile_specs,
+            "vela": info.vela.to_json() if info.vela else None,
+            "vela_error": info.vela_error,
+            "call_sites": [
+                {
+                    "instruction": site.instruction,
+                    "boundary": [c.to_json() for c in site.checks],
+                    "problems": site.problems,
+                }
+                for site in sites_by_delegate.get(info.index, [])
+            ],
+        }
+        if npu_commands is not None and info.index in npu_commands:
+            entry.update(_npu_commands_json(npu_commands[info.index]))
+        delegates.append(entry)
     return {
         "schema": INSPECT_SCHEMA,
         "program": str(program.path) if program.path else None,
@@ -68,11 +99,19 @@ def inspect_program(program: LoadedProgram, audit: AuditResult | None = None) ->
     }
 
 
+def _npu_commands_json(decoded: DecodedCmdData | ProgramError) -> dict:
+    from sdk.npu.disasm import to_json
+
+    if isinstance(decoded, ProgramError):
+        return {"npu_commands": None, "npu_commands_error": str(decoded)}
+    return {"npu_commands": to_json(decoded), "npu_commands_error": None}
+
+
 def _tensor(t: dict) -> str:
     return f"{t['dtype']}{t['shape']} ({t['nbytes']} B, value {t['value']})"
 
 
-def render_text(report: dict) -> str:
+def render_text(report: dict, npu_commands: NpuCommands | None = None) -> str:
     lines = [
         f"program  {report['program']} ({report['bytes']} bytes), method {report['method']}",
         "inputs   " + ", ".join(_tensor(t) for t in report["inputs"]),
@@ -101,6 +140,8 @@ def render_text(report: dict) -> str:
                     f"{_tensor(c['program'])} | NPU {npu['dtype']} {npu['shape']} "
                     f"({npu['nbytes']} B)"
                 )
+        if npu_commands is not None and d["index"] in npu_commands:
+            lines += _npu_listing(npu_commands[d["index"]])
     audit = report["boundary_audit"]
     if audit["ok"]:
         lines.append("boundary audit: ok (every NPU boundary tensor matches the NPU's record)")
@@ -108,3 +149,13 @@ def render_text(report: dict) -> str:
         lines.append("boundary audit: FAILED")
         lines += [f"  {p}" for p in audit["problems"]]
     return "\n".join(lines)
+
+
+def _npu_listing(decoded: DecodedCmdData | ProgramError) -> list[str]:
+    from sdk.npu.disasm import disassemble
+
+    if isinstance(decoded, ProgramError):
+        return [f"  NPU commands: refused: {decoded}"]
+    ops = len(decoded.operations)
+    head = f"  NPU commands: {decoded.stream_words} words, {len(decoded.commands)} commands"
+    return [f"{head}, {ops} operations", *("  " + line for line in disassemble(decoded))]

@@ -50,6 +50,8 @@ class RunOptions:
     port: str | None = None  # serial: the pyserial URL
     baud: int = DEFAULT_BAUD
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
+    npu_executor: str = "tosa"  # host, virtual NPU: sdk.vnpu.executor.NPU_EXECUTORS
+    npu_trace: Path | None = None  # host + command-stream: the per-operation trace (JSON)
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one
     fvp: Path | None = None  # fvp: the simulator's binary

@@ -22,7 +22,7 @@ from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.vnpu.executor import TosaExecutor
+from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NpuExecutor, TosaExecutor, make_executor
 
 # What the reference imports when it runs: ExecuTorch's runtime and quantized kernels
 # (HostRunner) and the TOSA reference model (TosaExecutor).
@@ -43,7 +43,12 @@ class SegmentRun:
 class HostRunner:
     """Runs one program on the host reference (ExecuTorch runtime + TOSA reference model)."""
 
-    def __init__(self, program: LoadedProgram, tosa_paths: dict[int, Path]) -> None:
+    def __init__(
+        self,
+        program: LoadedProgram,
+        tosa_paths: dict[int, Path],
+        executor: NpuExecutor | None = None,
+    ) -> None:
         import executorch.kernels.quantized  # noqa: F401  registers quantize/dequantize kernels
         from executorch.runtime import Runtime
 
@@ -51,7 +56,7 @@ class HostRunner:
 
         self.storage = storage
         self.program = program
-        self.executor = TosaExecutor(tosa_paths)
+        self.executor = executor if executor is not None else TosaExecutor(tosa_paths)
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
@@ -65,6 +70,7 @@ class HostRunner:
         # written there: a view no instruction writes reads its source through this.
         self.places: dict[tuple[int, int, int], int] = {}
         self.delegate_runs: list[tuple[int, list[np.ndarray]]] = []
+        self.npu_traces: list[tuple[int, list]] = []  # (delegate, [TraceEntry]) per call
 
     def _segment(self, step: Step) -> tuple[CpuSegment, object]:
         key = step.instructions[0]
@@ -125,6 +131,9 @@ class HostRunner:
                 )
             feeds.append(array)
         outputs = self.executor.run(call.delegate_index, feeds)
+        trace = getattr(self.executor, "trace", None)
+        if trace is not None:  # the command-stream executor's per-operation trace
+            self.npu_traces.append((call.delegate_index, list(trace)))
         for value, array in zip(args[n_in:], outputs):
             info = self.program.tensor(value)
             dtype = numpy_dtype(info.scalar_type)
@@ -140,6 +149,7 @@ class HostRunner:
         self.program.check_inputs(inputs)
         self.segment_runs = []
         self.delegate_runs = []
+        self.npu_traces = []
         env: dict[int, np.ndarray] = {}
         self.places = {}
         self._written(env, [int(v) for v in self.program.plan.inputs], inputs)
@@ -186,20 +196,30 @@ def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int,
     return found
 
 
-def host_runner(program: Path | LoadedProgram, tosa_dir: Path | None = None) -> HostRunner:
-    """A runner for the program; refuses programs that fail the boundary audit."""
+def host_runner(
+    program: Path | LoadedProgram,
+    tosa_dir: Path | None = None,
+    npu_executor: str = DEFAULT_NPU_EXECUTOR,
+) -> HostRunner:
+    """A runner for the program; refuses programs that fail the boundary audit. The
+    command-stream executor needs no saved TOSA (programs exported elsewhere run too)."""
     loaded = program if isinstance(program, LoadedProgram) else load_program(program)
     audit = audit_program(loaded)
     if not audit.ok:
         raise BoundaryError("the program fails the boundary audit: " + "; ".join(audit.problems))
-    return HostRunner(loaded, find_tosa(loaded, tosa_dir))
+    if npu_executor == DEFAULT_NPU_EXECUTOR:
+        return HostRunner(loaded, find_tosa(loaded, tosa_dir))
+    return HostRunner(loaded, {}, make_executor(npu_executor, loaded, tosa_dir))
 
 
 def run_host(
-    program: Path | LoadedProgram, inputs: list[np.ndarray], tosa_dir: Path | None = None
+    program: Path | LoadedProgram,
+    inputs: list[np.ndarray],
+    tosa_dir: Path | None = None,
+    npu_executor: str = DEFAULT_NPU_EXECUTOR,
 ) -> list[np.ndarray]:
-    """Run the program on the host reference."""
-    return host_runner(program, tosa_dir).run(inputs)
+    """Run the program on the host reference (delegates on the chosen NPU executor)."""
+    return host_runner(program, tosa_dir, npu_executor).run(inputs)
 
 
 class HostTarget:
@@ -231,5 +251,31 @@ class HostTarget:
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        outputs = run_host(program, inputs, options.tosa_dir)
+        runner = host_runner(program, options.tosa_dir, options.npu_executor)
+        outputs = runner.run(inputs)
+        if options.npu_trace is not None:
+            write_npu_trace(options.npu_trace, runner.npu_traces)
         return RunReport(self.name, None, outputs, Timing("not timed (host reference)"))
+
+
+def write_npu_trace(path: Path, traces: list[tuple[int, list]]) -> None:
+    """The command-stream executor's per-operation trace as JSON: for each delegate call, each
+    NPU operation's index, kind, mode, OFM shape (H, W, C), host seconds and MACs."""
+    calls = [
+        {
+            "delegate": index,
+            "operations": [
+                {
+                    "index": e.index,
+                    "kind": e.kind,
+                    "mode": e.mode,
+                    "ofm_shape": list(e.ofm_shape) if e.ofm_shape else None,
+                    "seconds": e.seconds,
+                    "macs": e.macs,
+                }
+                for e in entries
+            ],
+        }
+        for index, entries in traces
+    ]
+    Path(path).write_text(json.dumps({"calls": calls}, indent=1) + "\n")

@@ -40,6 +40,7 @@ def run_linked(
     iterations: int = 1,
     preloaded: bool = False,
     tosa_dir: Path | None = None,
+    npu_executor: str = "tosa",
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
     """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
 
@@ -49,7 +50,11 @@ def run_linked(
     if not session.connected:
         session.connect()
     check_kernels(session, program)
-    session.npu_handler = VirtualNpu(program, tosa_dir).handle if program.plan.delegates else None
+    session.npu_handler = (
+        VirtualNpu(program, tosa_dir, npu_executor=npu_executor).handle
+        if program.plan.delegates
+        else None
+    )
     record = session.run_program(
         program.data,
         inputs,

@@ -161,6 +161,7 @@ class QemuTarget:
                 inputs,
                 iterations=options.iterations,
                 tosa_dir=options.tosa_dir,
+                npu_executor=options.npu_executor,
                 preloaded=preloaded,
             )
         init_ticks, run_ticks, reported_hz = record.ticks()

@@ -104,7 +104,12 @@ class SerialTarget:
         log_path = workdir / "link.log"
         with self.open(options, log_path) as session:
             arrays, record = run_linked(
-                session, program, inputs, iterations=options.iterations, tosa_dir=options.tosa_dir
+                session,
+                program,
+                inputs,
+                iterations=options.iterations,
+                tosa_dir=options.tosa_dir,
+                npu_executor=options.npu_executor,
             )
         init_ticks, run_ticks, tick_hz = record.ticks()
         return RunReport(

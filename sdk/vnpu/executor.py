@@ -4,8 +4,8 @@
 
 `TosaExecutor` runs the delegate's saved TOSA (written by `sdk export` beside the program) on
 the TOSA reference model: what the host reference (`sdk run --target host`) and the virtual
-NPU both use. A second executor, a functional model of the NPU running Vela's command stream
-itself, plugs in here later.
+NPU use by default. `CommandStreamExecutor` (sdk.vnpu.command_stream) runs Vela's command
+stream itself on a functional model of the U55; `--npu-executor` chooses (`make_executor`).
 """
 
 from __future__ import annotations
@@ -87,3 +87,24 @@ class TosaExecutor:
         if status != reference.GraphStatus.TOSA_VALID:
             raise TargetError(f"delegate {delegate_index}: TOSA reference model: {status}")
         return list(outputs)
+
+
+NPU_EXECUTORS = ("tosa", "command-stream")
+DEFAULT_NPU_EXECUTOR = "tosa"
+
+
+def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecutor:
+    """The executor `--npu-executor` names: `tosa` (each delegate's saved TOSA on the TOSA
+    reference model) or `command-stream` (Vela's command stream on sdk.npu's functional model
+    of the U55, from the payloads alone: no saved TOSA needed)."""
+    from sdk.errors import UsageError
+
+    if kind == "tosa":
+        from sdk.targets.host import find_tosa
+
+        return TosaExecutor(find_tosa(program, tosa_dir))
+    if kind == "command-stream":
+        from sdk.vnpu.command_stream import CommandStreamExecutor
+
+        return CommandStreamExecutor(program)
+    raise UsageError(f"--npu-executor {kind}: one of {', '.join(NPU_EXECUTORS)}")

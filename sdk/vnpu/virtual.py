@@ -41,6 +41,7 @@ class VirtualNpu:
     program: LoadedProgram
     tosa_dir: Path | None = None
     executor: NpuExecutor | None = None
+    npu_executor: str = "tosa"  # which one `executor` is made as (sdk.vnpu.executor)
     jobs_done: int = 0
     _streams: dict[bytes, tuple[int, VelaStream]] = field(default_factory=dict)
 
@@ -55,10 +56,9 @@ class VirtualNpu:
 
     def _executor(self) -> NpuExecutor:
         if self.executor is None:
-            from sdk.targets.host import find_tosa
-            from sdk.vnpu.executor import TosaExecutor
+            from sdk.vnpu.executor import make_executor
 
-            self.executor = TosaExecutor(find_tosa(self.program, self.tosa_dir))
+            self.executor = make_executor(self.npu_executor, self.program, self.tosa_dir)
         return self.executor
 
     def handle(self, session: LinkSession, job: p.NpuJob) -> None:

@@ -128,18 +128,19 @@ def test_inspect_json_fields_of_a_fixed_program(exported, capsys):
 
 
 def test_each_cpu_segment_is_cut_once_per_runner(exported, monkeypatch):
-    """The host reference runs on every deploy: its CPU segments are cut (a deep copy of the
+    """The host reference runs on every deploy: its CPU segments are cut (a fresh copy of the
     program each) once per runner, and reused runs give the same outputs on new inputs."""
+    import sdk.program.cut as cut
     import sdk.targets.host as host
 
     cuts = []
-    real_cut = host.cut_cpu_segment
+    real_cut = cut.cut_cpu_segment
 
     def counting_cut(program, step):
         cuts.append(step.instructions[0])
         return real_cut(program, step)
 
-    monkeypatch.setattr(host, "cut_cpu_segment", counting_cut)
+    monkeypatch.setattr(cut, "cut_cpu_segment", counting_cut)  # host imports it when it cuts
     runner = host.host_runner(exported.program_path)
     cpu_steps = [s for s in runner.steps if s.kind == "cpu"]
     inputs = read_arrays(exported.outdir / "example_inputs.npz")

@@ -69,3 +69,22 @@ def test_sdk_run_on_an_export_folder_just_works(export_case, tmp_path, capsys):
     assert "bit-identical" in out and "virtual NPU (not timed)" in out
     for a, b in zip(read_arrays(tmp_path / "qemu.npz"), read_arrays(tmp_path / "host.npz")):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("quant", list(CPU_OPS))
+def test_qemu_with_the_command_stream_executor_equals_the_host_with_it(
+    export_case, quant, tmp_path
+):
+    """Issue 11's acceptance: the YOLO example on QEMU, its delegates run by the command-stream
+    executor (Vela's command stream, no saved TOSA), equals `--target host` with the same one."""
+    case = export_case("yolo_attention", quant, True, CPU_OPS[quant])
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    program = case.result.program_path
+    report = run_on_target(
+        "qemu", BOARD, program, inputs, 300, tmp_path, npu_executor="command-stream"
+    )
+    host = run_host(program, inputs, npu_executor="command-stream")
+    for got, want in zip(report.outputs, host, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    assert "NPU_JOB" in report.log_path.read_text()

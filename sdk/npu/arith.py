@@ -1,0 +1,313 @@
+"""The U55's integer arithmetic, exact and vectorised: output stage, elementwise operand
+scaling, average-pool scaling and activation LUTs.
+
+Output stage (every operation): OFM = clamp(((acc + bias) * scale + r) >> shift + ofm_zp),
+with an unsigned 32-bit scale, a shift of 0-63 and a 40-bit accumulator and bias: the product
+needs up to 73 bits, which int64 cannot hold. `scale_shift` splits the scale into 16-bit
+halves and carries the low 16 bits of the product separately, so every step fits int64 and the
+floor division by 2^shift is exact. Only values of 46 bits and more (the 62-bit products of
+32-bit MULs, with which regor builds int16 RESCALEs) go through Python integers, and only
+those elements.
+
+Rounding (the r above; ROUND_MODE in IFM/OFM_PRECISION, 0 DBL, 1 TRUNCATE, 2 NATURAL):
+    NATURAL   r = 2^(shift-1): half rounds up (TOSA SINGLE_ROUND, which regor maps to it)
+    TRUNCATE  toward zero: r = 2^shift - 1 for negative values, else 0
+    DBL       NATURAL, plus 2^30 (value >= 0) or -2^30 (value < 0) when shift > 31: TOSA's
+              double_round, the emulation of TFLite's two-step rounding
+
+Elementwise ADD/SUB (IFM_PRECISION scale_mode):
+    OPA_OPB_16   a' = (a - zp_a) * OPA_SCALE, b' = (b - zp_b) * OPB_SCALE (16-bit integers;
+                 Vela folds the shifts into the scales), acc = a' +- b'
+    OPA_32       a' = round((a - zp_a) * OPA_SCALE >> OPA_SHIFT) at the IFM round mode,
+                 b' = (b - zp_b) << (19 for 8-bit IFMs, 14 for 16-bit): the unscaled operand
+                 carries TFLite's fixed input left shift (20 / 15) halved by the 2*max scale
+                 convention; OPB_SCALE is ignored (Vela and regor leave it 0 or truncated).
+    OPB_32       the same with the operands' roles swapped.
+Then acc goes through the output stage with OFM_SCALE (global) and no bias. MUL: acc =
+(a - zp_a) * (b - zp_b). ABS: |a - zp_a|. MIN/MAX: of the zero-point-corrected operands.
+LRELU: x if x >= 0 else x scaled by OFM_SCALE (Vela puts alpha there). CLZ: leading zeros of
+the 32-bit value. SHL/SHR: by IFM2 (0-31), SHR rounding at the IFM round mode.
+
+Average pool: acc = sum of (x - zp) over the kernel, scaled by OFM_SCALE (regor: a reciprocal
+of the kernel size, ceil-rounded, e.g. 0xE38E38E5 >> 35 for 3x3; 0x80000001 >> 31 with DBL
+rounding for the 1x1 pools that copy or transpose and carry LUTs).
+
+LUTs: int8: the 256-byte table indexed by the output-stage result (OFM value + 128).
+int16: 512 words of (slope << 16) | base, signed 16-bit halves; index = (x + 32768) >> 7,
+fraction = x & 0x7F, out = base + (slope * fraction) >> 7 rounded at the given mode.
+
+Checked bit-exact against the TOSA reference model on real exports (tests/npu/test_arith.py),
+from the registers and streams Vela emitted: CONV2D and DEPTHWISE_CONV2D + RESCALE (int8 and
+int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (every pair)
+and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
+int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
+matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
+
+Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
+or against the TOSA reference model where a TOSA graph pins it):
+- 40-bit accumulator saturation: none is modelled (acc + bias is exact).
+- Intermediate saturation of the 32-bit OPA/OPB scaling and of the scaled sum: none.
+- Whether OPA_32's unscaled operand shift is fixed in hardware or comes from a register
+  Vela leaves at its reset value: 19 is pinned for 8-bit IFMs (all 65536 int8 pairs of a
+  real ADD match TOSA with 19, none of 18/20/21 does); 14 for 16-bit IFMs is by analogy
+  (regor lowers an int16 ADD to 32-bit MULs and 16-bit-scale ADDs, not OPA_32).
+- TRUNCATE's direction for negative values (toward zero assumed, from the notes).
+- Where the LUT sits relative to the OFM zero point and the activation clamp (here: LUT on
+  the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
+- int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
+  it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
+- Padded average pools with hardware scaling (Vela asserts a unit rescale there): the divisor
+  (kernel size or valid elements) is not modelled here.
+- Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
+  int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+from sdk.errors import ProgramError
+
+MAX_VALUE_BITS = 46  # |acc + bias| below 2^46 keeps every limb product inside int64
+
+
+class RoundMode(Enum):
+    DBL = 0
+    TRUNCATE = 1
+    NATURAL = 2
+
+
+class ScaleMode(Enum):
+    """IFM_PRECISION scale_mode: which operand of an ADD/SUB gets the 32-bit scale."""
+
+    OPA_OPB_16 = 0
+    OPA_32 = 1
+    OPB_32 = 2
+
+
+def _pow2_limbs(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2^k as (hi, lo) with value = hi * 2^16 + lo, for 0 <= k <= 63."""
+    hi = np.where(k >= 16, np.left_shift(1, np.maximum(k - 16, 0)), 0)
+    lo = np.where(k < 16, np.left_shift(1, np.minimum(k, 15)), 0)
+    return hi.astype(np.int64), lo.astype(np.int64)
+
+
+def _rounding_limbs(
+    value: np.ndarray, shift: np.ndarray, mode: RoundMode
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rounding addend r of each element as (hi, lo) limbs."""
+    zero = np.zeros(np.broadcast(value, shift).shape, dtype=np.int64)
+    if mode is RoundMode.TRUNCATE:  # 2^shift - 1 on negative values
+        hi = np.where(shift >= 16, np.left_shift(1, np.maximum(shift - 16, 0)) - 1, 0)
+        lo = np.where(shift >= 16, 0xFFFF, np.left_shift(1, np.minimum(shift, 16)) - 1)
+        negative = value < 0
+        return zero + np.where(negative, hi, 0), zero + np.where(negative, lo, 0)
+    half_hi, half_lo = _pow2_limbs(np.maximum(shift - 1, 0))
+    hi = zero + np.where(shift > 0, half_hi, 0)
+    lo = zero + np.where(shift > 0, half_lo, 0)
+    if mode is RoundMode.DBL:
+        hi = hi + np.where(shift > 31, np.where(value >= 0, 1 << 14, -(1 << 14)), 0)
+    return hi, lo
+
+
+def scale_shift(value, scale, shift, mode: RoundMode = RoundMode.NATURAL) -> np.ndarray:
+    """floor((value * scale + r) / 2^shift), exact, elementwise (arguments broadcast).
+
+    `value` any int64 (40-bit accumulators, or the 62-bit products of 32-bit MULs), `scale`
+    0..2^32-1, `shift` 0..63. Values below 2^46 take the int64 limb path; the rare larger ones
+    are done in Python integers (an object array over just those elements). Results are exact
+    up to 2^46 in magnitude and saturate beyond (far outside any OFM range, so clamps agree)."""
+    value, scale, shift = np.broadcast_arrays(
+        np.asarray(value, dtype=np.int64),
+        np.asarray(scale, dtype=np.int64),
+        np.asarray(shift, dtype=np.int64),
+    )
+    if np.any((scale < 0) | (scale >= 1 << 32)) or np.any((shift < 0) | (shift > 63)):
+        raise ProgramError("output stage: scale outside 32 bits or shift outside 0-63")
+    wide = np.abs(value) >= 1 << MAX_VALUE_BITS
+    small = np.where(wide, 0, value)
+    out = _scale_shift_limbs(small, scale, shift, mode)
+    if np.any(wide):
+        out = out.copy()
+        out[wide] = _scale_shift_python(value[wide], scale[wide], shift[wide], mode)
+    return out
+
+
+def _scale_shift_python(value, scale, shift, mode: RoundMode) -> np.ndarray:
+    """The same in Python integers, for values of 46 bits and more."""
+    v, s, sh = (a.astype(object) for a in (value, scale, shift))
+    one = np.ones_like(sh)
+    if mode is RoundMode.TRUNCATE:
+        r = np.where(v < 0, (one << sh) - 1, 0)
+    else:
+        r = np.where(sh > 0, one << np.maximum(sh - 1, 0), 0)
+        if mode is RoundMode.DBL:
+            r = r + np.where(sh > 31, np.where(v >= 0, 1 << 30, -(1 << 30)), 0)
+    result = (v * s + r) >> sh
+    bound = 1 << MAX_VALUE_BITS
+    return np.array([min(max(int(x), -bound), bound) for x in result], dtype=np.int64)
+
+
+def _scale_shift_limbs(value, scale, shift, mode: RoundMode) -> np.ndarray:
+    low = value * (scale & 0xFFFF)  # |.| < 2^62
+    high = value * (scale >> 16)  # |.| < 2^62
+    upper = high + (low >> 16)  # the product = upper * 2^16 + lower
+    lower = low & 0xFFFF
+    r_hi, r_lo = _rounding_limbs(value, shift, mode)
+    lower = lower + r_lo
+    upper = upper + r_hi + (lower >> 16)
+    lower = lower & 0xFFFF
+    big = shift >= 16
+    down = np.right_shift(upper, np.where(big, shift - 16, 0))
+    bound = 1 << 46  # saturate before shifting left: results stay inside int64
+    clipped = np.clip(upper, -bound, bound)
+    up = np.left_shift(clipped, np.where(big, 0, 16 - shift)) + np.right_shift(
+        lower, np.where(big, 0, shift)
+    )
+    return np.where(big, down, up)
+
+
+def clamp_range(
+    dtype: np.dtype, act_min: int | None = None, act_max: int | None = None
+) -> tuple[int, int]:
+    """The OFM clamp: the element type's range, narrowed by ACTIVATION_MIN/MAX for 8/16-bit
+    OFMs. A 32-bit OFM keeps the int32 range: regor writes 32-bit intermediates with MIN/MAX
+    at the int16 limits, and only an unclamped result matches TOSA (tests/npu/test_arith.py)."""
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    if np.dtype(dtype).itemsize <= 2:
+        if act_min is not None:
+            lo = max(lo, act_min)
+        if act_max is not None:
+            hi = min(hi, act_max)
+    return lo, hi
+
+
+def output_stage(
+    acc,
+    bias,
+    scale,
+    shift,
+    mode: RoundMode,
+    zero_point: int,
+    clamp: tuple[int, int],
+) -> np.ndarray:
+    """((acc + bias) * scale) >> shift, rounded, + OFM zero point, clamped (int64 result).
+
+    Per-channel scale streams broadcast along the last (channel) axis."""
+    value = np.asarray(acc, dtype=np.int64) + np.asarray(bias, dtype=np.int64)
+    out = scale_shift(value, scale, shift, mode) + zero_point
+    return np.clip(out, clamp[0], clamp[1])
+
+
+def unscaled_operand_shift(ifm_bits: int) -> int:
+    """The left shift of the operand OPA_32/OPB_32 does not scale (see the module notes)."""
+    return 19 if ifm_bits == 8 else 14
+
+
+def add_sub_operands(
+    a,
+    b,
+    zp_a: int,
+    zp_b: int,
+    scale_mode: ScaleMode,
+    opa: tuple[int, int],
+    opb_scale: int,
+    ifm_bits: int,
+    mode: RoundMode,
+) -> tuple[np.ndarray, np.ndarray]:
+    """ADD/SUB inputs after zero points and operand scaling. `opa` = (OPA_SCALE, OPA_SHIFT)."""
+    a = np.asarray(a, dtype=np.int64) - zp_a
+    b = np.asarray(b, dtype=np.int64) - zp_b
+    if scale_mode is ScaleMode.OPA_OPB_16:
+        return a * (opa[0] & 0xFFFF), b * (opb_scale & 0xFFFF)
+    unscaled = unscaled_operand_shift(ifm_bits)
+    if scale_mode is ScaleMode.OPA_32:
+        return scale_shift(a, opa[0], opa[1], mode), b << unscaled
+    return a << unscaled, scale_shift(b, opa[0], opa[1], mode)
+
+
+def elementwise_acc(
+    op: str, a, b=None, zp_a: int = 0, zp_b: int = 0, shift_mode=RoundMode.NATURAL
+) -> np.ndarray:
+    """The accumulator of MUL, MIN, MAX, ABS, LRELU (positive part), CLZ, SHL, SHR.
+
+    ADD/SUB take `add_sub_operands` first (then acc = a' +- b')."""
+    x = np.asarray(a, dtype=np.int64) - zp_a
+    y = None if b is None else np.asarray(b, dtype=np.int64) - zp_b
+    if op == "MUL":
+        return x * y
+    if op == "MIN":
+        return np.minimum(x, y)
+    if op == "MAX":
+        return np.maximum(x, y)
+    if op in ("ABS", "LRELU"):
+        return np.abs(x) if op == "ABS" else x
+    if op == "CLZ":
+        u = np.asarray(a, dtype=np.int64) & 0xFFFFFFFF
+        bits = np.zeros_like(u)
+        for step in (16, 8, 4, 2, 1):  # binary search of the highest set bit
+            big = u >= (1 << step)
+            bits = bits + np.where(big, step, 0)
+            u = np.where(big, u >> step, u)
+        return np.where(np.asarray(a, dtype=np.int64) & 0xFFFFFFFF, 31 - bits, 32)
+    if op in ("SHL", "SHR"):
+        amount = np.clip(np.asarray(b, dtype=np.int64), 0, 31)
+        if op == "SHL":
+            wrapped = (np.asarray(a, dtype=np.int64) << amount) & 0xFFFFFFFF
+            return np.where(wrapped >= 1 << 31, wrapped - (1 << 32), wrapped)
+        return scale_shift(np.asarray(a, dtype=np.int64), 1, amount, shift_mode)
+    raise ProgramError(f"elementwise: unknown operation {op}")
+
+
+def leaky_relu(x, scale: int, shift: int, mode: RoundMode) -> np.ndarray:
+    """LRELU: negative inputs scaled by alpha (OFM_SCALE), others unchanged."""
+    x = np.asarray(x, dtype=np.int64)
+    return np.where(x >= 0, x, scale_shift(x, scale, shift, mode))
+
+
+def average_pool_acc(windows: np.ndarray, zero_point: int) -> np.ndarray:
+    """Sum over the kernel axes (the first two of `windows`) after the IFM zero point."""
+    return (np.asarray(windows, dtype=np.int64) - zero_point).sum(axis=(0, 1))
+
+
+def lut8(values, table: bytes | np.ndarray, signed: bool = True) -> np.ndarray:
+    """An int8/uint8 LUT: 256 entries indexed by the OFM value (+128 when signed)."""
+    table = (
+        np.frombuffer(bytes(table), dtype=np.int8 if signed else np.uint8)
+        if not isinstance(table, np.ndarray)
+        else table
+    )
+    if table.size != 256:
+        raise ProgramError(f"LUT: an 8-bit table has 256 entries, not {table.size}")
+    index = np.asarray(values, dtype=np.int64) + (128 if signed else 0)
+    if np.any((index < 0) | (index > 255)):
+        raise ProgramError("LUT: an index outside the table (the OFM value was not clamped)")
+    return table[index].astype(np.int64)
+
+
+def lut16(values, table, mode: RoundMode = RoundMode.NATURAL) -> np.ndarray:
+    """An int16 LUT: 512 words of (slope << 16) | base, interpolated over the low 7 bits."""
+    words = np.asarray(table, dtype=np.int64) & 0xFFFFFFFF
+    if words.size != 512:
+        raise ProgramError(f"LUT: a 16-bit table has 512 words, not {words.size}")
+    base = words & 0xFFFF
+    base = np.where(base >= 1 << 15, base - (1 << 16), base)
+    slope = words >> 16
+    slope = np.where(slope >= 1 << 15, slope - (1 << 16), slope)
+    x = np.asarray(values, dtype=np.int64) + 32768
+    if np.any((x < 0) | (x > 0xFFFF)):
+        raise ProgramError("LUT: an int16 LUT input outside 16 bits")
+    index, fraction = x >> 7, x & 0x7F
+    return base[index] + scale_shift(slope[index] * fraction, 1, 7, mode)
+
+
+def table16_to_lut(table: np.ndarray) -> np.ndarray:
+    """A 513-entry TOSA int16 TABLE as the U55's 512 (slope << 16) | base words (Vela's form)."""
+    t = np.asarray(table, dtype=np.int64)
+    if t.size != 513:
+        raise ProgramError(f"TABLE: an int16 table has 513 entries, not {t.size}")
+    slope = (t[1:] - t[:-1]) & 0xFFFF
+    return (slope << 16) | (t[:-1] & 0xFFFF)

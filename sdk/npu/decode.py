@@ -1,0 +1,199 @@
+"""Decode a delegate's `cmd_data`: the COP1 driver actions and the U55 command stream in them.
+
+The result is typed: register sets with their fields decoded, and operations, each carrying
+the register state in effect when it starts (the last set of every register so far), which
+is all a command-stream executor needs besides the memory regions. A malformed payload is
+refused with a ProgramError naming the byte offset in `cmd_data` and the reason, never
+half-decoded: a corrupt stream must not reach an executor.
+
+Driver actions (Arm's reference driver, ../shared/notes/ethos-u.md): fourcc `COP1`, then
+32-bit words, bits 0-7 the action, 8-15 and 16-31 its data. 1 OPTIMIZER_CONFIG + 2 words
+(CONFIG, ID), 2 COMMAND_STREAM (length in words: bits 8-15 high, 16-31 low) + the stream,
+3 READ_APB_REG, 4 DUMP_SHRAM, 5 NOP.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from sdk.errors import ProgramError
+from sdk.npu.registers import CMD1_CONTROL, OPCODE_MASK, Command, lookup
+
+FOURCC = b"COP1"
+OPTIMIZER_CONFIG, COMMAND_STREAM, READ_APB_REG, DUMP_SHRAM, NOP = 1, 2, 3, 4, 5
+ACTION_NAMES = {
+    OPTIMIZER_CONFIG: "OPTIMIZER_CONFIG",
+    COMMAND_STREAM: "COMMAND_STREAM",
+    READ_APB_REG: "READ_APB_REG",
+    DUMP_SHRAM: "DUMP_SHRAM",
+    NOP: "NOP",
+}
+STREAM_VERSION = 0  # CONFIG.cmd_stream_version this decoder knows
+
+
+def _refuse(offset: int, reason: str) -> ProgramError:
+    return ProgramError(f"NPU command stream: cmd_data byte {offset} (0x{offset:x}): {reason}")
+
+
+@dataclass(frozen=True)
+class DriverAction:
+    offset: int  # byte offset in cmd_data
+    action: int
+    word: int
+    operands: tuple[int, ...] = ()  # OPTIMIZER_CONFIG: (CONFIG, ID)
+
+    @property
+    def name(self) -> str:
+        return ACTION_NAMES[self.action]
+
+
+@dataclass(frozen=True, eq=False)
+class NpuCommand:
+    """One decoded command: where it is, its raw words and its fields."""
+
+    offset: int  # byte offset in cmd_data
+    stream_offset: int  # byte offset in its command stream (what Vela's disassembly prints)
+    command: Command
+    param: int  # bits 16-31 of the command word
+    payload: int | None  # the second word of a cmd1 command
+    fields: Mapping[str, int]
+
+    @property
+    def name(self) -> str:
+        return self.command.name
+
+    @property
+    def register(self) -> str:
+        return self.command.register
+
+    @property
+    def word(self) -> int:
+        control = CMD1_CONTROL if self.command.cmd1 else 0
+        return (self.param << 16) | (control << 14) | self.command.code
+
+
+@dataclass(frozen=True, eq=False)
+class RegisterSet(NpuCommand):
+    """NPU_SET_*: sets one register (kept under `register`, e.g. IFM_BASE0)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Operation(NpuCommand):
+    """NPU_OP_*: CONV, DEPTHWISE, POOL, ELEMENTWISE, DMA_START, DMA_WAIT, KERNEL_WAIT,
+    PMU_MASK, STOP, IRQ; `state` maps each register set so far to its last RegisterSet."""
+
+    index: int = 0  # position among the stream's operations
+    state: Mapping[str, RegisterSet] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.command.register
+
+    def value(self, register: str, name: str, default: int | None = None) -> int | None:
+        """A field of the register state (`default` when the register was never set)."""
+        reg = self.state.get(register)
+        return default if reg is None else reg.fields[name]
+
+
+@dataclass
+class DecodedCmdData:
+    actions: list[DriverAction]
+    commands: list[NpuCommand]
+    stream_words: int
+    npu_config: int | None = None
+    npu_id: int | None = None
+
+    @property
+    def operations(self) -> list[Operation]:
+        return [c for c in self.commands if isinstance(c, Operation)]
+
+
+def decode_cmd_data(data: bytes) -> DecodedCmdData:
+    """Decode a whole `cmd_data` block (driver actions and every command stream in it)."""
+    if len(data) < 4 or data[:4] != FOURCC:
+        if data[:3] == FOURCC[:3] and len(data) >= 4:
+            raise _refuse(3, f"unsupported payload version {data[:4]!r} (knows COP1)")
+        raise _refuse(0, f"does not start with the fourcc {FOURCC.decode()}")
+    if len(data) % 4:
+        raise _refuse(len(data) - len(data) % 4, f"truncated word ({len(data) % 4} bytes)")
+    words = struct.unpack(f"<{len(data) // 4}I", data)
+    out = DecodedCmdData([], [], 0)
+    pos = 1
+    while pos < len(words):
+        word, at = words[pos], pos * 4
+        action = word & 0xFF
+        if action == OPTIMIZER_CONFIG:
+            if pos + 3 > len(words):
+                raise _refuse(at, "driver action OPTIMIZER_CONFIG: its 2 words run past the end")
+            cfg, npu_id = words[pos + 1], words[pos + 2]
+            version = (cfg >> 4) & 0xF
+            if version != STREAM_VERSION:
+                raise _refuse(at + 4, f"command stream version {version} (knows {STREAM_VERSION})")
+            out.actions.append(DriverAction(at, action, word, (cfg, npu_id)))
+            out.npu_config, out.npu_id = cfg, npu_id
+            pos += 3
+        elif action == COMMAND_STREAM:
+            length = (((word >> 8) & 0xFF) << 16) | (word >> 16)
+            if pos + 1 + length > len(words):
+                over = pos + 1 + length - len(words)
+                raise _refuse(
+                    at, f"driver action COMMAND_STREAM: {length} words, {over} past the end"
+                )
+            out.actions.append(DriverAction(at, action, word))
+            stream = words[pos + 1 : pos + 1 + length]
+            out.commands += decode_commands(stream, at + 4, len(out.operations))
+            out.stream_words += length
+            pos += 1 + length
+        elif action in (READ_APB_REG, DUMP_SHRAM, NOP):
+            out.actions.append(DriverAction(at, action, word))
+            pos += 1
+        else:
+            raise _refuse(at, f"unknown driver action {action} (word 0x{word:08x})")
+    if not any(a.action == COMMAND_STREAM for a in out.actions):
+        raise _refuse(len(data), "no COMMAND_STREAM driver action")
+    return out
+
+
+def decode_commands(words: Sequence[int], base: int = 0, first_op: int = 0) -> list[NpuCommand]:
+    """Decode one command stream (32-bit words); `base` is its byte offset in cmd_data.
+
+    The register state starts empty: registers never set are absent from `state` (their
+    hardware reset values are the executor's business). Vela writes one stream per payload."""
+    commands: list[NpuCommand] = []
+    state: dict[str, RegisterSet] = {}
+    pos, n_ops = 0, first_op
+    while pos < len(words):
+        word, at = words[pos], base + pos * 4
+        if commands and commands[-1].name == "NPU_OP_STOP":
+            raise _refuse(at, f"{len(words) - pos} words after NPU_OP_STOP")
+        code, control = word & OPCODE_MASK, (word >> 14) & 0x3
+        if (word >> 10) & 0xF:
+            raise _refuse(at, f"reserved bits 10-13 set in command word 0x{word:08x}")
+        if control > CMD1_CONTROL:
+            raise _refuse(at, f"control bits {control} (neither cmd0 nor cmd1) in 0x{word:08x}")
+        command = lookup(code, control == CMD1_CONTROL)
+        if command is None:
+            kind = "cmd1" if control else "cmd0"
+            raise _refuse(at, f"unknown {kind} opcode 0x{code:03x} (word 0x{word:08x})")
+        payload = None
+        if command.cmd1:
+            if pos + 1 >= len(words):
+                raise _refuse(at, f"{command.name} (cmd1) without its payload word")
+            payload = words[pos + 1]
+        param = word >> 16
+        fields = MappingProxyType({f.name: f.extract(param, payload or 0) for f in command.fields})
+        where = (at, at - base, command, param, payload, fields)
+        if command.is_operation:
+            commands.append(Operation(*where, index=n_ops, state=MappingProxyType(dict(state))))
+            n_ops += 1
+        else:
+            reg = RegisterSet(*where)
+            state[command.register] = reg
+            commands.append(reg)
+        pos += 2 if command.cmd1 else 1
+    if not commands or commands[-1].name != "NPU_OP_STOP":
+        raise _refuse(base + len(words) * 4, "command stream ends without NPU_OP_STOP")
+    return commands

@@ -1,0 +1,539 @@
+"""A functional model of the Ethos-U55: runs a decoded command stream over memory regions.
+
+State: the regions (byte arrays the base pointers select: 0 = the payload's weight_data,
+1 = the scratch holding every input and output at its record's offset, 2 = fast scratch,
+the same memory as 1 without a dedicated cache), and SHRAM, where DMA puts the activation
+LUTs. Each operation reads its register state (`Operation.state`, from sdk.npu.decode) and
+computes whole feature maps with numpy; the arithmetic is sdk.npu.arith's, the addressing
+sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
+
+What is not modelled raises a ProgramError naming the operation and the mode: an executor
+that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
+convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
+functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams.
+
+Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
+Vela's sources leave room:
+- The IFM's extent is no register: it is what OFM size, kernel, stride and dilation reach,
+  less the padding (KERNEL_HEIGHT/WIDTH_M1 hold the dilated span).
+- REDUCE_SUM (1x1 kernel) sums over the IFM's depth into one OFM channel.
+- With IFM2 operand order A the operation is IFM2 op IFM, and OPA/OPB scale operands A and B
+  of the computation (IFM2 is A), not the IFM/IFM2 ports.
+- IFM upscale ZEROS puts each element at (2y, 2x) and the zero point elsewhere.
+- LUT slot n lives at SHRAM size - 2 KB + 256 n; the LUT applies to the clamped OFM value.
+
+Facts (registers, formats, arithmetic): ../../../shared/notes/ethos-u55-command-stream.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sdk.errors import ProgramError
+from sdk.npu import arith
+from sdk.npu.decode import DecodedCmdData, Operation
+from sdk.npu.featuremap import FeatureMap, Layout, element_dtype
+from sdk.npu.registers import as_signed
+from sdk.npu.weights import WeightOrder, decode_scales, decode_weights
+
+SHRAM_BYTES = 48 * 1024  # the largest U55 SHRAM; LUTs sit in its top 2 KB on every config
+LUT_SLOT_BYTES = 256  # TABLE_n: the LUT at LUT base + n * 256 (int16 LUTs take all 8 slots)
+INT16_LUT_BYTES = 2048
+
+
+def lut_base_for(npu_config: int | None) -> int | None:
+    """LUT slot 0 in SHRAM: the top 2 KB of the SHRAM the CONFIG register reports (bits 8-15,
+    in KB; 24 KB on U55-128, where Vela DMAs LUTs to 0x5800 + 256 * slot)."""
+    if npu_config is None:
+        return None
+    return ((npu_config >> 8) & 0xFF) * 1024 - INT16_LUT_BYTES
+
+
+def _unsupported(op: Operation, what: str) -> ProgramError:
+    return ProgramError(
+        f"NPU executor: operation {op.index} ({op.name}, cmd_data byte {op.offset}): "
+        f"{what} is not supported by the command-stream executor"
+    )
+
+
+@dataclass
+class TraceEntry:
+    """One executed operation, for `--npu-trace`-style debugging."""
+
+    index: int
+    kind: str
+    mode: str
+    ofm_shape: tuple[int, int, int] | None
+    seconds: float
+    macs: int = 0  # CONV/DEPTHWISE: multiply-accumulates (OFM elements x kernel x IFM depth)
+
+
+@dataclass
+class NpuState:
+    """Memory the NPU sees: regions by base-pointer index, and SHRAM."""
+
+    regions: dict[int, np.ndarray]
+    shram: np.ndarray = field(default_factory=lambda: np.zeros(SHRAM_BYTES, dtype=np.uint8))
+    lut_base: int | None = None  # SHRAM address of LUT slot 0 (lut_base_for(CONFIG))
+    trace: list[TraceEntry] = field(default_factory=list)
+
+    def region(self, op: Operation, index: int) -> np.ndarray:
+        if index not in self.regions:
+            raise ProgramError(
+                f"NPU executor: operation {op.index} ({op.name}) uses region {index}, which "
+                f"the payload does not provide (regions {sorted(self.regions)})"
+            )
+        return self.regions[index]
+
+
+def _val(op: Operation, register: str, name: str, default: int | None = None) -> int:
+    value = op.value(register, name, default)
+    if value is None:
+        raise ProgramError(
+            f"NPU executor: operation {op.index} ({op.name}) needs {register}, never set"
+        )
+    return value
+
+
+def _signed(op: Operation, register: str, name: str, bits: int, default: int = 0) -> int:
+    return as_signed(_val(op, register, name, default), bits)
+
+
+# ---------------------------------------------------------------- feature maps
+
+
+def _precision(op: Operation, prefix: str) -> tuple[np.dtype, Layout]:
+    reg = f"{prefix}_PRECISION"
+    size = 1 << _val(op, reg, "activation_precision", 0)
+    signed = bool(_val(op, reg, "activation_type", 1))
+    layout = Layout(_val(op, reg, "activation_format", 0))
+    return element_dtype(size, signed), layout
+
+
+def _feature_map(op: Operation, prefix: str, shape: tuple[int, int, int]) -> FeatureMap:
+    """The registers' description of IFM, IFM2 or OFM over the given (H, W, C) extent."""
+    dtype, layout = _precision(op, prefix)
+    bases = tuple(_val(op, f"{prefix}_BASE{t}", "addr", 0) for t in range(4))
+    return FeatureMap(
+        height=shape[0],
+        width=shape[1],
+        depth=shape[2],
+        bases=bases,  # type: ignore[arg-type]
+        height0=_val(op, f"{prefix}_HEIGHT0_M1", "height_m1") + 1,
+        height1=_val(op, f"{prefix}_HEIGHT1_M1", "height_m1", 0) + 1,
+        width0=_val(op, f"{prefix}_WIDTH0_M1", "width_m1") + 1,
+        stride_y=as_signed(_val(op, f"{prefix}_STRIDE_Y", "addr", 0), 32),
+        stride_x=as_signed(_val(op, f"{prefix}_STRIDE_X", "addr", 0), 32),
+        stride_c=as_signed(_val(op, f"{prefix}_STRIDE_C", "addr", 0), 32),
+        layout=layout,
+        dtype=dtype,
+        name=f"operation {op.index} {prefix}",
+    )
+
+
+def _ofm_shape(op: Operation) -> tuple[int, int, int]:
+    return (
+        _val(op, "OFM_HEIGHT_M1", "height_m1") + 1,
+        _val(op, "OFM_WIDTH_M1", "width_m1") + 1,
+        _val(op, "OFM_DEPTH_M1", "depth_m1") + 1,
+    )
+
+
+def _read(state: NpuState, op: Operation, prefix: str, shape: tuple[int, int, int]) -> np.ndarray:
+    fm = _feature_map(op, prefix, shape)
+    return fm.read(state.region(op, _val(op, f"{prefix}_REGION", "region"))).astype(np.int64)
+
+
+def _round_mode(op: Operation, register: str) -> arith.RoundMode:
+    return arith.RoundMode(_val(op, register, "round_mode", 0))
+
+
+# ---------------------------------------------------------------- output stage
+
+
+def _clamp(op: Operation, dtype: np.dtype) -> tuple[int, int]:
+    """The OFM clamp: ACTIVATION_MIN/MAX (16-bit) within the OFM type (32-bit OFMs: the type)."""
+    clip = _val(op, "ACTIVATION", "activation_clip_range", 0)
+    forced = {2: np.dtype(np.uint8), 3: np.dtype(np.int8), 5: np.dtype(np.int16)}
+    if clip in forced:
+        dtype = forced[clip]
+    elif clip != 0:
+        raise _unsupported(op, f"ACTIVATION clip range {clip}")
+    if dtype.itemsize > 2:
+        return arith.clamp_range(dtype)
+    lo = op.value("ACTIVATION_MIN", "clip_boundary")
+    hi = op.value("ACTIVATION_MAX", "clip_boundary")
+    signed = dtype.kind == "i"
+    lo = None if lo is None else (as_signed(lo, 16) if signed else lo)
+    hi = None if hi is None else (as_signed(hi, 16) if signed else hi)
+    return arith.clamp_range(dtype, lo, hi)
+
+
+def _activation(state: NpuState, op: Operation, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The activation function after the clamp: none (RELU = clip only) or a LUT in SHRAM."""
+    function = _val(op, "ACTIVATION", "activation_function", 0)
+    if function == 0:
+        return values
+    if not 16 <= function < 24:
+        raise _unsupported(op, f"activation function {function} (TANH/SIGMOID without a LUT)")
+    if state.lut_base is None:
+        raise ProgramError(
+            f"NPU executor: operation {op.index} uses LUT {function - 16} before any DMA into SHRAM"
+        )
+    start = state.lut_base + (function - 16) * LUT_SLOT_BYTES
+    if dtype.itemsize == 1:
+        table = state.shram[start : start + 256].view(np.int8 if dtype.kind == "i" else np.uint8)
+        return arith.lut8(values, table.copy(), signed=dtype.kind == "i")
+    if dtype.itemsize == 2 and dtype.kind == "i":
+        words = state.shram[start : start + INT16_LUT_BYTES].view("<u4").astype(np.int64)
+        return arith.lut16(values, words, _round_mode(op, "OFM_PRECISION"))
+    raise _unsupported(op, f"a LUT on a {dtype} OFM")
+
+
+def _finish(
+    state: NpuState,
+    op: Operation,
+    acc: np.ndarray,
+    bias,
+    scale,
+    shift,
+) -> None:
+    """Output stage, clamp, activation LUT, and the write of the OFM."""
+    shape = _ofm_shape(op)
+    fm = _feature_map(op, "OFM", shape)
+    zp = (
+        _signed(op, "OFM_ZERO_POINT", "zero_point", 16)
+        if fm.dtype.kind == "i"
+        else _val(op, "OFM_ZERO_POINT", "zero_point", 0)
+    )
+    mode, clamp = _round_mode(op, "OFM_PRECISION"), _clamp(op, fm.dtype)
+    out = arith.output_stage(acc, bias, scale, shift, mode, zp, clamp)
+    out = _activation(state, op, out, fm.dtype)
+    fm.write(state.region(op, _val(op, "OFM_REGION", "region")), out.reshape(shape))
+
+
+def _global_scale(op: Operation) -> tuple[int, int]:
+    return _val(op, "OFM_SCALE", "scale", 1), _val(op, "OFM_SCALE", "shift", 0)
+
+
+def _scale_stream(state: NpuState, op: Operation, channels: int):
+    region = state.region(op, _val(op, "SCALE_REGION", "region"))
+    base = _val(op, "SCALE_BASE", "addr")
+    length = _val(op, "SCALE_LENGTH", "length")
+    if base + length > region.size:
+        raise ProgramError(f"NPU executor: operation {op.index}: scale stream outside its region")
+    return decode_scales(region[base : base + length].tobytes(), channels)
+
+
+# ---------------------------------------------------------------- kernels, padding
+
+
+@dataclass(frozen=True)
+class Kernel:
+    height: int  # undilated
+    width: int
+    stride_y: int
+    stride_x: int
+    dilation_y: int
+    dilation_x: int
+    part_kernel: bool
+
+
+def _kernel(op: Operation) -> Kernel:
+    reg = "KERNEL_STRIDE"
+    dil_y = 1 + _val(op, reg, "dilation_y", 0)
+    dil_x = 1 + _val(op, reg, "dilation_x", 0)
+    span_y = _val(op, "KERNEL_HEIGHT_M1", "height_m1", 0)
+    span_x = _val(op, "KERNEL_WIDTH_M1", "width_m1", 0)
+    if span_y % dil_y or span_x % dil_x:
+        raise ProgramError(
+            f"NPU executor: operation {op.index}: kernel span not a dilation multiple"
+        )
+    return Kernel(
+        height=span_y // dil_y + 1,
+        width=span_x // dil_x + 1,
+        stride_y=((_val(op, reg, "stride_y_msb", 0) << 1) | _val(op, reg, "stride_y_lsb", 0)) + 1,
+        stride_x=((_val(op, reg, "stride_x_msb", 0) << 1) | _val(op, reg, "stride_x_lsb", 0)) + 1,
+        dilation_y=dil_y,
+        dilation_x=dil_x,
+        part_kernel=bool(_val(op, reg, "weight_order", 0)),
+    )
+
+
+def _padded_ifm(
+    state: NpuState, op: Operation, kernel: Kernel, fill: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The IFM the kernel slides over, padded with `fill`, and a mask of real (unpadded) elements.
+
+    The IFM's extent is not a register: it is what the OFM, kernel, stride and padding reach,
+    less the padding (pad bottom/right cover what lies past the IFM's end)."""
+    oh, ow, _ = _ofm_shape(op)
+    top = _val(op, "IFM_PAD_TOP", "pad", 0)
+    left = _val(op, "IFM_PAD_LEFT", "pad", 0)
+    bottom = _val(op, "IFM_PAD_BOTTOM", "pad", 0)
+    right = _val(op, "IFM_PAD_RIGHT", "pad", 0)
+    reach_y = (oh - 1) * kernel.stride_y + (kernel.height - 1) * kernel.dilation_y + 1
+    reach_x = (ow - 1) * kernel.stride_x + (kernel.width - 1) * kernel.dilation_x + 1
+    upscale = _val(op, "IFM_UPSCALE", "mode", 0)
+    if upscale == 2 and op.kind not in ("CONV", "DEPTHWISE"):
+        raise _unsupported(op, "IFM upscale ZEROS outside a convolution")
+    if upscale == 3:
+        raise _unsupported(op, "IFM upscale mode 3")
+    factor = 2 if upscale else 1
+    ih = max(1, -(-(reach_y - top - bottom) // factor))
+    iw = max(1, -(-(reach_x - left - right) // factor))
+    depth = _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
+    ifm = _read(state, op, "IFM", (ih, iw, depth))
+    if upscale == 1:  # NEAREST: each element twice in y and x
+        ifm = ifm.repeat(2, axis=0).repeat(2, axis=1)
+    elif upscale == 2:  # ZEROS: each element followed by a zero (the zero point) in y and x
+        spread = np.full((2 * ih, 2 * iw, depth), fill, dtype=np.int64)
+        spread[::2, ::2] = ifm
+        ifm = spread
+    ih, iw = ifm.shape[0], ifm.shape[1]
+    height = max(reach_y, top + ih)
+    width = max(reach_x, left + iw)
+    padded = np.full((height, width, depth), fill, dtype=np.int64)
+    mask = np.zeros((height, width, 1), dtype=bool)
+    padded[top : top + ih, left : left + iw] = ifm
+    mask[top : top + ih, left : left + iw] = True
+    return padded, mask
+
+
+def _windows(x: np.ndarray, kernel: Kernel, oh: int, ow: int):
+    """(ky, kx, view of shape (oh, ow, C)) for every kernel element."""
+    for ky in range(kernel.height):
+        y0 = ky * kernel.dilation_y
+        for kx in range(kernel.width):
+            x0 = kx * kernel.dilation_x
+            yield (
+                ky,
+                kx,
+                x[
+                    y0 : y0 + (oh - 1) * kernel.stride_y + 1 : kernel.stride_y,
+                    x0 : x0 + (ow - 1) * kernel.stride_x + 1 : kernel.stride_x,
+                ],
+            )
+
+
+# ---------------------------------------------------------------- operations
+
+
+def _ifm_zero_point(op: Operation, prefix: str = "IFM") -> int:
+    dtype, _ = _precision(op, prefix)
+    raw = _val(op, f"{prefix}_ZERO_POINT", "zero_point", 0)
+    return as_signed(raw, 16) if dtype.kind == "i" else raw
+
+
+@functools.lru_cache(maxsize=512)
+def _decoded_weights(
+    data: bytes, shape: tuple[int, int, int, int], order: WeightOrder
+) -> np.ndarray:
+    """Decoded once per stream content: every run of a delegate decodes the same streams."""
+    weights = decode_weights(data, shape, order).astype(np.float64)
+    weights.flags.writeable = False
+    return weights
+
+
+def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
+    kernel = _kernel(op)
+    oh, ow, oc = _ofm_shape(op)
+    zp = _ifm_zero_point(op)
+    ifm_dtype, _ = _precision(op, "IFM")
+    if _val(op, "ACC_FORMAT", "acc_format", 0) == 2:
+        raise _unsupported(op, "the F16 accumulator")
+    if op.value("WEIGHT1_LENGTH", "length", 0):
+        raise _unsupported(op, "a second (dual-core) weight stream")
+    padded, _ = _padded_ifm(state, op, kernel, zp)
+    x = padded - zp  # padding contributes zero
+    ic = x.shape[2]
+    shape = (oc, kernel.height, kernel.width, 1 if depthwise else ic)
+    order = WeightOrder(
+        ofm_block_depth=_val(op, "OFM_BLK_DEPTH_M1", "depth_m1") + 1,
+        ifm_bits=8 * ifm_dtype.itemsize,
+        part_kernel=kernel.part_kernel,
+        depthwise=depthwise,
+        dilation=(kernel.dilation_y, kernel.dilation_x),
+    )
+    region = state.region(op, _val(op, "WEIGHT_REGION", "region"))
+    base = _val(op, "WEIGHT_BASE", "addr")
+    length = _val(op, "WEIGHT_LENGTH", "length")
+    if base + length > region.size:
+        raise ProgramError(f"NPU executor: operation {op.index}: weight stream outside its region")
+    w = _decoded_weights(region[base : base + length].tobytes(), shape, order)
+    # float64 sums are exact here: |x| < 2^17, |w| < 2^9, far fewer than 2^27 terms
+    acc = np.zeros((oh, ow, oc), dtype=np.float64)
+    for ky, kx, view in _windows(x, kernel, oh, ow):
+        if depthwise:
+            if ic < oc:
+                raise ProgramError(f"NPU executor: operation {op.index}: depthwise IFM depth {ic}")
+            acc += view[..., :oc] * w[:, ky, kx, 0]
+        else:
+            acc += view.astype(np.float64) @ w[:, ky, kx, :].T
+    scales = _scale_stream(state, op, oc)
+    _finish(
+        state, op, acc.astype(np.int64), scales.bias, scales.scale.astype(np.int64), scales.shift
+    )
+
+
+def _pool(state: NpuState, op: Operation) -> None:
+    mode = op.fields["pooling_mode"]
+    kernel = _kernel(op)
+    oh, ow, oc = _ofm_shape(op)
+    zp = _ifm_zero_point(op)
+    if mode == 0:  # MAX: padding never wins
+        padded, mask = _padded_ifm(state, op, kernel, np.iinfo(np.int64).min // 4)
+        acc = None
+        for _, _, view in _windows(padded, kernel, oh, ow):
+            acc = view.copy() if acc is None else np.maximum(acc, view)
+        acc = acc - zp
+    elif mode in (1, 2):  # AVERAGE, REDUCE_SUM: sums of (x - zp); padding adds nothing
+        padded, mask = _padded_ifm(state, op, kernel, zp)
+        if mode == 1 and not mask.all():
+            raise _unsupported(op, "a padded AVERAGE pool (the hardware's divisor)")
+        acc = np.zeros((oh, ow, padded.shape[2]), dtype=np.int64)
+        for _, _, view in _windows(padded - zp, kernel, oh, ow):
+            acc += view
+        if mode == 2:  # REDUCE_SUM also sums over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)
+            if oc != 1:
+                raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
+            acc = acc.sum(axis=2, keepdims=True)
+    else:
+        raise _unsupported(op, f"pooling mode {mode}")
+    if acc.shape[2] < oc:
+        raise ProgramError(f"NPU executor: operation {op.index}: IFM depth below the OFM's")
+    acc = acc[..., :oc]
+    if _val(op, "OFM_PRECISION", "scale_mode", 1) == 0 and op.value("SCALE_LENGTH", "length"):
+        scales = _scale_stream(state, op, oc)
+        _finish(state, op, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
+    else:
+        scale, shift = _global_scale(op)
+        _finish(state, op, acc, 0, scale, shift)
+
+
+POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")
+ELEMENTWISE = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
+UNARY = ("LRELU", "ABS", "CLZ")
+
+
+def _elementwise(state: NpuState, op: Operation) -> None:
+    code = op.fields["elementwise_mode"]
+    if code >= len(ELEMENTWISE):
+        raise _unsupported(op, f"elementwise mode {code}")
+    mode = ELEMENTWISE[code]
+    shape = _ofm_shape(op)
+    ifm = _read(state, op, "IFM", shape)
+    zp_a = _ifm_zero_point(op)
+    scale, shift = _global_scale(op)
+    ifm_dtype, _ = _precision(op, "IFM")
+    in_round = _round_mode(op, "IFM_PRECISION")
+    if mode in UNARY:
+        if mode == "LRELU":
+            # alpha is OFM_SCALE; positive values pass unscaled
+            x = ifm - zp_a
+            acc = arith.leaky_relu(x, scale, shift, _round_mode(op, "OFM_PRECISION"))
+            _finish(state, op, acc, 0, 1, 0)
+            return
+        acc = arith.elementwise_acc(mode, ifm, zp_a=zp_a if mode == "ABS" else 0)
+        _finish(state, op, acc, 0, scale, shift)
+        return
+    b = _ifm2(state, op, shape)
+    zp_b = _ifm_zero_point(op, "IFM2")
+    reversed_order = bool(_val(op, "IFM2_BROADCAST", "operand_order", 0))
+    if mode in ("ADD", "SUB"):
+        scale_mode = arith.ScaleMode(_val(op, "IFM_PRECISION", "scale_mode", 0))
+        opa = (_val(op, "OPA_SCALE", "scale", 0), _val(op, "OPA_SCALE", "shift", 0))
+        opb = _val(op, "OPB_SCALE", "scale", 0)
+        # OPA/OPB name the computation's operands A and B, not the IFM/IFM2 ports: with
+        # operand order A, IFM2 is A (Vela swaps which operand is scaled when it swaps them)
+        a, bb, za, zb = (b, ifm, zp_b, zp_a) if reversed_order else (ifm, b, zp_a, zp_b)
+        a2, b2 = arith.add_sub_operands(
+            a, bb, za, zb, scale_mode, opa, opb, 8 * ifm_dtype.itemsize, in_round
+        )
+        acc = a2 + b2 if mode == "ADD" else a2 - b2
+    else:
+        a, bb, za, zb = (b, ifm, zp_b, zp_a) if reversed_order else (ifm, b, zp_a, zp_b)
+        if mode in ("SHL", "SHR"):
+            acc = arith.elementwise_acc(mode, a - za, bb, shift_mode=in_round)
+        else:
+            acc = arith.elementwise_acc(mode, a, bb, za, zb)
+    _finish(state, op, acc, 0, scale, shift)
+
+
+def _ifm2(state: NpuState, op: Operation, shape: tuple[int, int, int]) -> np.ndarray:
+    """IFM2 broadcast to the OFM shape: a scalar, or a map with broadcast H/W/C of extent 1."""
+    reg = "IFM2_BROADCAST"
+    if _val(op, reg, "broadcast_constant", 0):
+        dtype, _ = _precision(op, "IFM2")
+        raw = _val(op, "IFM2_SCALAR", "scalar")
+        value = as_signed(raw, 16) if dtype.kind == "i" else raw
+        return np.full(shape, value, dtype=np.int64)
+    extent = tuple(
+        1 if _val(op, reg, f"broadcast_{axis}", 0) else n for axis, n in zip("hwc", shape)
+    )
+    return np.broadcast_to(_read(state, op, "IFM2", extent), shape)  # type: ignore[arg-type]
+
+
+def _dma(state: NpuState, op: Operation) -> None:
+    src_reg, dst_reg = "DMA0_SRC_REGION", "DMA0_DST_REGION"
+    for reg in (src_reg, dst_reg):
+        if _val(op, reg, "stride_mode", 0) != 0:
+            raise _unsupported(op, f"DMA stride mode {_val(op, reg, 'stride_mode')} ({reg})")
+    if _val(op, src_reg, "region_mode", 0) != 0:
+        raise _unsupported(op, "a DMA from SHRAM")
+    src = state.region(op, _val(op, src_reg, "region"))
+    start = _val(op, "DMA0_SRC", "addr")
+    length = _val(op, "DMA0_LEN", "addr")
+    dst_addr = _val(op, "DMA0_DST", "addr")
+    if start + length > src.size:
+        raise ProgramError(f"NPU executor: DMA {op.index}: source outside its region")
+    data = src[start : start + length].copy()
+    if _val(op, dst_reg, "region_mode", 0) == 1:  # INTERNAL: into SHRAM (a LUT)
+        dst = state.shram
+        if state.lut_base is None:  # no CONFIG known: slot 0 is the 2 KB-aligned LUT address
+            state.lut_base = dst_addr - dst_addr % INT16_LUT_BYTES
+    else:
+        dst = state.region(op, _val(op, dst_reg, "region"))
+    if dst_addr + length > dst.size:
+        raise ProgramError(f"NPU executor: DMA {op.index}: destination outside its region")
+    dst[dst_addr : dst_addr + length] = data
+
+
+IGNORED = ("DMA_WAIT", "KERNEL_WAIT", "PMU_MASK", "STOP", "IRQ")
+
+
+def execute(decoded: DecodedCmdData, state: NpuState) -> NpuState:
+    """Run every operation of the stream, in order, on `state` (modified in place)."""
+    for op in decoded.operations:
+        kind = op.kind
+        if kind in IGNORED:
+            continue
+        started = time.perf_counter()
+        macs = 0
+        if kind == "DMA_START":
+            _dma(state, op)
+            mode, shape = "", None
+        elif kind in ("CONV", "DEPTHWISE"):
+            _conv(state, op, depthwise=kind == "DEPTHWISE")
+            mode, shape = "", _ofm_shape(op)
+            kernel = _kernel(op)
+            depth = 1 if kind == "DEPTHWISE" else _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
+            macs = int(np.prod(shape)) * kernel.height * kernel.width * depth
+        elif kind == "POOL":
+            _pool(state, op)
+            mode, shape = (
+                ("MAX", "AVERAGE", "REDUCE_SUM")[op.fields["pooling_mode"]],
+                _ofm_shape(op),
+            )
+        elif kind == "ELEMENTWISE":
+            _elementwise(state, op)
+            mode, shape = ELEMENTWISE[op.fields["elementwise_mode"]], _ofm_shape(op)
+        else:
+            raise _unsupported(op, f"operation {kind}")
+        seconds = time.perf_counter() - started
+        state.trace.append(TraceEntry(op.index, kind, mode, shape, seconds, macs))
+    return state

@@ -1,0 +1,160 @@
+"""Feature maps in NPU memory: where each element lives, and whole-map reads and writes.
+
+An operation's IFM, IFM2 and OFM are each described by registers: a region (base pointer),
+up to four tiles (BASE0-3 with HEIGHT0, HEIGHT1, WIDTH0: Vela's rolling buffers and
+concatenations), strides, a format and an element type. Element (y, x, c) lives at:
+
+    tile:  x < WIDTH0: tile 0 if y < HEIGHT0, else tile 2 (y -= HEIGHT0)
+           x >= WIDTH0 (x -= WIDTH0): tile 1 if y < HEIGHT1, else tile 3 (y -= HEIGHT1)
+    NHWC:     BASE[tile] + y*STRIDE_Y + x*STRIDE_X + c*elem         (STRIDE_C not used)
+    NHCWB16:  BASE[tile] + y*STRIDE_Y + x*16*elem + (c//16)*STRIDE_C + (c%16)*elem
+
+(stated from Vela's `get_address` in register_command_stream_util.py and regor's
+`AddressForCoordinate`/`GetTiles`; read, not copied). Strides are signed 32-bit values and may
+be negative (Vela's transposes and reverses). Every byte an access touches is checked against
+the region: a command stream that reaches outside it is refused, never wraps or reads junk.
+
+Open point: for NHCWB16, Vela always writes STRIDE_X = 16*elem, and the address formula of
+both Vela and regor uses the brick width, not STRIDE_X; a hand-made stream with another
+STRIDE_X would tell whether the hardware uses the register. Here the register is ignored for
+NHCWB16, as Vela's formula has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from sdk.errors import ProgramError
+
+BRICK = 16
+
+
+class Layout(Enum):
+    NHWC = 0
+    NHCWB16 = 1
+
+
+def element_dtype(size: int, signed: bool) -> np.dtype:
+    """The numpy dtype of an element (IFM/OFM_PRECISION: 8/16/32 bits, signed or not)."""
+    kinds = {1: "i1", 2: "<i2", 4: "<i4", 8: "<i8"}
+    if size not in kinds:
+        raise ProgramError(f"feature map: no {size}-byte element type")
+    code = kinds[size]
+    return np.dtype(code if signed else code.replace("i", "u"))
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """One feature map as the registers describe it (heights/widths as counts, not _M1)."""
+
+    height: int
+    width: int
+    depth: int
+    bases: tuple[int, int, int, int]
+    height0: int
+    height1: int
+    width0: int
+    stride_y: int
+    stride_x: int
+    stride_c: int
+    layout: Layout
+    dtype: np.dtype
+    name: str = "feature map"
+
+    def __post_init__(self) -> None:
+        if min(self.height, self.width, self.depth) < 1:
+            raise ProgramError(f"{self.name}: empty shape {self.shape}")
+        if min(self.height0, self.width0) < 1:
+            raise ProgramError(
+                f"{self.name}: tile 0 is empty (HEIGHT0 {self.height0}, WIDTH0 {self.width0})"
+            )
+        if self.layout is Layout.NHCWB16 and any(b % 16 for b in self.used_bases()):
+            raise ProgramError(f"{self.name}: an NHCWB16 tile base is not 16-byte aligned")
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.height, self.width, self.depth)
+
+    @property
+    def elem(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    def used_bases(self) -> list[int]:
+        """The bases of the tiles the shape reaches (others are don't-care registers)."""
+        used = [0]
+        if self.width > self.width0:
+            used.append(1)
+            if self.height > self.height1:
+                used.append(3)
+        if self.height > self.height0:
+            used.append(2)
+        return [self.bases[t] for t in used]
+
+    def addresses(self, y: np.ndarray, x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Byte offsets in the region of elements (y, x, c) (broadcast against each other)."""
+        y, x, c = (np.asarray(v, dtype=np.int64) for v in (y, x, c))
+        right = x >= self.width0
+        x = np.where(right, x - self.width0, x)
+        lower = np.where(right, y >= self.height1, y >= self.height0)
+        y = y - np.where(lower, np.where(right, self.height1, self.height0), 0)
+        tile = right.astype(np.int64) + 2 * lower
+        base = np.asarray(self.bases, dtype=np.int64)[tile]
+        if self.layout is Layout.NHWC:
+            return base + y * self.stride_y + x * self.stride_x + c * self.elem
+        return (
+            base
+            + y * self.stride_y
+            + x * (BRICK * self.elem)
+            + (c // BRICK) * self.stride_c
+            + (c % BRICK) * self.elem
+        )
+
+    def grid(self) -> np.ndarray:
+        """Byte offsets of every element, shape (H, W, C)."""
+        return self.addresses(
+            np.arange(self.height)[:, None, None],
+            np.arange(self.width)[None, :, None],
+            np.arange(self.depth)[None, None, :],
+        )
+
+    def _byte_index(self, region_size: int) -> np.ndarray:
+        start = self.grid()
+        index = start[..., None] + np.arange(self.elem)
+        bad = (start < 0) | (start + self.elem > region_size)
+        if np.any(bad):
+            y, x, c = (int(v[0]) for v in np.nonzero(bad))
+            raise ProgramError(
+                f"{self.name}: element (y={y}, x={x}, c={c}) at byte {int(start[y, x, c])} "
+                f"lies outside its region of {region_size} bytes (shape {self.shape}, "
+                f"bases {self.bases}, strides y/x/c {self.stride_y}/{self.stride_x}/"
+                f"{self.stride_c}, {self.layout.name})"
+            )
+        return index
+
+    def read(self, region: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
+        """The whole map as an (H, W, C) array of its element type."""
+        raw = _as_bytes(region)
+        picked = raw[self._byte_index(raw.size)]
+        return np.ascontiguousarray(picked).view(self.dtype)[..., 0]
+
+    def write(self, region: bytearray | np.ndarray, values: np.ndarray) -> None:
+        """Store an (H, W, C) array (cast to the element type, so callers clamp first)."""
+        raw = _as_bytes(region, writable=True)
+        values = np.asarray(values)
+        if values.shape != self.shape:
+            raise ProgramError(f"{self.name}: writing {values.shape} into a {self.shape} map")
+        data = np.ascontiguousarray(values.astype(self.dtype)).view(np.uint8)
+        raw[self._byte_index(raw.size)] = data.reshape(*self.shape, self.elem)
+
+
+def _as_bytes(region, writable: bool = False) -> np.ndarray:
+    if isinstance(region, np.ndarray):
+        if region.dtype != np.uint8 or region.ndim != 1:
+            raise ProgramError("a region must be a flat uint8 array")
+        return region
+    if writable and isinstance(region, (bytes, memoryview)):
+        raise ProgramError("a region written to must be a bytearray or a uint8 array")
+    return np.frombuffer(region, dtype=np.uint8)

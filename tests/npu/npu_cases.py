@@ -1,0 +1,34 @@
+"""The decoder's regression set (tests/npu/models), shared by the fixtures and the tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vela_oracle import VelaCompile
+
+MODELS = Path(__file__).parent / "models"
+# conv (strided, padded) + relu, depthwise, sigmoid (LUT); max and padded average pools;
+# mul, add, tanh; max/min with broadcast, scalar sub, dilated conv, nearest upscale, sum.
+TINY = ("conv_act", "pools", "eltwise", "misc")
+# The examples, exported as the other example tests export them (the session cache is shared):
+# several delegates per program in INT16, thousands of commands in yolo_attention INT8.
+EXAMPLES = ("shared_split", "yolo_attention")
+EXAMPLE_CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
+CASES = [(m, q) for m in (*TINY, *EXAMPLES) for q in ("int8", "int16")]
+CASE_IDS = [f"{m}-{q}" for m, q in CASES]
+
+
+def export_key(model: str, quant: str) -> tuple[str, str, bool, list[str] | None]:
+    """The export_case arguments of a case."""
+    if model in EXAMPLES:
+        return model, quant, True, EXAMPLE_CPU_OPS[quant]
+    return str(MODELS / f"{model}.py"), quant, True, None
+
+
+@dataclass
+class DelegateStream:
+    case: str
+    index: int
+    cmd_data: bytes  # from the program
+    vela: VelaCompile  # Vela recompiling the delegate's saved TOSA

@@ -1,0 +1,70 @@
+"""`sdk run --target host --npu-executor command-stream`: the host reference with Vela's
+command stream executed instead of the saved TOSA; the same outputs, and no TOSA needed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from npu_cases import MODELS
+
+from sdk.cli.main import main
+from sdk.errors import ProgramError
+from sdk.npz import read_arrays, write_arrays
+from sdk.targets.host import host_runner, run_host
+from sdk.vnpu.command_stream import CommandStreamExecutor
+
+
+@pytest.fixture(scope="module")
+def exported(export_case):
+    return export_case(str(MODELS / "eltwise.py"), "int8", True, None).result
+
+
+def _inputs(exported) -> list[np.ndarray]:
+    return read_arrays(exported.outdir / "example_inputs.npz")
+
+
+def test_cli_host_run_with_the_command_stream_executor(exported, tmp_path, capsys):
+    inputs = tmp_path / "in.npz"
+    write_arrays(inputs, _inputs(exported))
+    outs = {}
+    for kind in ("tosa", "command-stream"):
+        out = tmp_path / f"{kind}.npz"
+        argv = ["run", "--target", "host", str(exported.program_path), "--inputs", str(inputs)]
+        code = main([*argv, "-o", str(out), "--npu-executor", kind])
+        assert code == 0, capsys.readouterr().err
+        outs[kind] = read_arrays(out)
+    for a, b in zip(outs["tosa"], outs["command-stream"], strict=True):
+        np.testing.assert_array_equal(a, b)
+    trace = tmp_path / "trace.json"
+    argv += ["-o", str(tmp_path / "again.npz"), "--npu-executor", "command-stream"]
+    assert main([*argv, "--npu-trace", str(trace)]) == 0, capsys.readouterr().err
+    (call,) = json.loads(trace.read_text())["calls"]
+    kinds = {(o["kind"], o["mode"]) for o in call["operations"]}
+    assert {("ELEMENTWISE", "ADD"), ("ELEMENTWISE", "MUL")} <= kinds
+    assert all(o["seconds"] >= 0 for o in call["operations"])
+
+
+def test_a_program_without_saved_tosa_runs_on_the_command_stream(exported, tmp_path):
+    alone = tmp_path / "model.pte"
+    shutil.copy(exported.program_path, alone)  # no tosa/, no report.json beside it
+    with pytest.raises(ProgramError, match="no saved TOSA"):
+        run_host(alone, _inputs(exported))
+    runner = host_runner(alone, npu_executor="command-stream")
+    assert isinstance(runner.executor, CommandStreamExecutor)
+    (got,) = runner.run(_inputs(exported))
+    (want,) = run_host(exported.program_path, _inputs(exported))
+    np.testing.assert_array_equal(got, want)
+    assert runner.executor.trace, "the executor keeps a per-operation trace"
+    assert all(t.seconds >= 0 for t in runner.executor.trace)
+
+
+def test_an_unknown_executor_is_a_usage_error(exported, tmp_path, capsys):
+    inputs = tmp_path / "in.npz"
+    write_arrays(inputs, _inputs(exported))
+    argv = ["run", str(exported.program_path), "--inputs", str(inputs), "-o", str(tmp_path / "o")]
+    with pytest.raises(SystemExit):
+        main([*argv, "--npu-executor", "fvp"])
+    assert "invalid choice" in capsys.readouterr().err
