@@ -9,6 +9,17 @@
 // with self broadcast to (m, p). alpha and beta are converted to the dtype
 // (a float scalar truncates for integers); beta = 0 still reads self (a NaN
 // there stays NaN).
+//
+// aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)
+//                                                              out = input @ weight^T + bias
+// What the Arm partitioner leaves of nn.Linear when it is forced to the CPU (it
+// keeps aten.linear whole). ExecuTorch's checks: weight 2-d (out_features,
+// in_features), input's last dim in_features, out input's shape with the last
+// dim out_features, one dtype for input, weight, out and bias, bias 1-d of
+// out_features or 1 element (broadcast). input 1-d is also taken (PyTorch's
+// semantics: out (out_features,)), where ExecuTorch refuses it. Each element is
+// the dot of an input row and a weight row in k order (matmul_transposed), then
+// + bias in the dtype (integers wrap).
 #include <stdint.h>
 
 #include <type_traits>
@@ -101,6 +112,59 @@ rt::Error aten_addmm_out(rt::KernelContext&, rt::Value* const* args, size_t narg
       for (size_t j = 0; j < p; ++j) {
         T& r = y[i * p + j];
         r = Arith<T>::add(Arith<T>::mul(r, al), Arith<T>::mul(row[j * strides[1]], be));
+      }
+    }
+    return rt::Error::Ok;
+  });
+}
+#endif
+
+#if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_linear_out)
+rt::Error aten_linear_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_linear_out);
+  Args a("aten::linear.out", args, nargs);
+  rt::Tensor *input, *weight, *bias, *out;
+  RT_TRY(a.count(5));
+  RT_TRY(a.tensor(0, "input", input));
+  RT_TRY(a.tensor(1, "weight", weight));
+  RT_TRY(a.optional_tensor(2, "bias", bias));
+  RT_TRY(a.tensor(3, "out", out));
+  RT_TRY(a.returned(4, out));
+  const char* op = a.op();
+  RT_CHECK(input->dim >= 1, rt::Error::ShapeMismatch, "%s: input %s must have at least 1 dim", op,
+           ShapeStr(*input).c_str());
+  RT_CHECK(weight->dim == 2, rt::Error::ShapeMismatch, "%s: weight %s must be 2-d", op, ShapeStr(*weight).c_str());
+  const int d = input->dim;
+  RT_CHECK(input->sizes[d - 1] == weight->sizes[1], rt::Error::ShapeMismatch,
+           "%s: input %s and weight %s do not multiply (in_features)", op, ShapeStr(*input).c_str(),
+           ShapeStr(*weight).c_str());
+  int32_t expected[rt::kMaxDims];
+  for (int i = 0; i < d - 1; ++i) expected[i] = input->sizes[i];
+  expected[d - 1] = weight->sizes[0];
+  RT_TRY(check_out_shape(op, *out, expected, d));
+  RT_TRY(check_same_dtype(op, "input", *input, "weight", *weight));
+  RT_TRY(check_same_dtype(op, "input", *input, "out", *out));
+  const size_t p = static_cast<size_t>(weight->sizes[0]);
+  if (bias != nullptr) {
+    RT_TRY(check_same_dtype(op, "bias", *bias, "out", *out));
+    RT_CHECK(bias->dim == 1 && (static_cast<size_t>(bias->sizes[0]) == p || bias->sizes[0] == 1),
+             rt::Error::ShapeMismatch, "%s: bias %s must be 1-d of out_features (%d) or 1 element", op,
+             ShapeStr(*bias).c_str(), static_cast<int>(p));
+    RT_CHECK(!overlaps(*out, *bias), rt::Error::InvalidArgument, "%s: out overlaps bias", op);
+  }
+  RT_CHECK(!overlaps(*out, *input) && !overlaps(*out, *weight), rt::Error::InvalidArgument,
+           "%s: out overlaps an input", op);
+  const size_t n = static_cast<size_t>(weight->sizes[1]);
+  const size_t m = size_product(input->sizes, 0, d - 1);
+  return dispatch<kMmDtypes, kSelected>(op, "input", input->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* y = out->data_as<T>();
+    matmul_transposed<T>(input->data_as<T>(), weight->data_as<T>(), y, m, n, p);
+    if (bias != nullptr) {
+      const T* b = bias->data_as<T>();
+      const size_t step = bias->sizes[0] == 1 ? 0 : 1;
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < p; ++j) y[i * p + j] = Arith<T>::add(y[i * p + j], b[j * step]);
       }
     }
     return rt::Error::Ok;

@@ -21,7 +21,6 @@ import pytest
 import torch
 
 from sdk.compare import DEFAULT_RTOL, OutputComparison, compare_each
-from sdk.errors import KernelMissingError
 from sdk.program.pte import LoadedProgram, load_program, operator_name
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,9 +53,12 @@ FORCED: dict[str, dict[str, str]] = {
         "aten.constant_pad_nd.default": "aten::constant_pad_nd.out",
         "aten.upsample_nearest2d.vec": "aten::upsample_nearest2d.vec_out",
     },
-    "Matmul": {  # linear: see test_forced_linear_has_a_cpu_kernel
+    "Matmul": {
         "aten.convolution.default": "aten::convolution.out",
         "aten.mm.default": "aten::mm.out",
+        # the Arm partitioner keeps nn.Linear whole: forced, it is linear.out (not
+        # permute_copy + addmm / mm)
+        "aten.linear.default": "aten::linear.out",
     },
 }
 
@@ -379,28 +381,6 @@ def test_the_decomposed_reference_equals_the_quantized_pytorch_model(activations
     assert activations.quantized_model is not None
     for got, want in zip(activations.reference, activations.quantized_model, strict=True):
         np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.xfail(
-    raises=KernelMissingError,
-    strict=True,
-    reason="no CPU kernel for aten::linear.out yet (the Arm partitioner keeps nn.Linear whole "
-    "as aten.linear, so forced to the CPU it is linear.out, not permute_copy + addmm / mm)",
-)
-def test_forced_linear_has_a_cpu_kernel(tmp_path):
-    """`--cpu-op aten.linear.default` gives the program an aten::linear.out call; the firmware
-    needs a kernel for it (the deploy's "kernels" step selects them). When one lands, this
-    passes (strict xfail fails): move aten.linear.default into FORCED["Matmul"]."""
-    from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
-    from sdk.export.pipeline import lower, quantize
-    from sdk.kernelgen import load_kernel_specs, program_kernel_uses, select_kernels
-
-    quantized = quantize(load_model(spec("Matmul")), NpuConfig.U55_128, QuantMode.INT8)
-    result = lower(quantized, tmp_path / "out", cpu_ops=["aten.linear.default"])
-    program = load_program(result.program_path)
-    assert "aten::linear.out" in program.operators()
-    select_kernels(program_kernel_uses(program), load_kernel_specs())
 
 
 def test_listed_operators_the_quantizer_rewrites_cannot_be_forced():

@@ -48,19 +48,19 @@ def check(host_run) -> Callable[..., list[np.ndarray]]:
 
 @pytest.fixture(scope="session")
 def check_edit(host_run) -> Callable[..., list[np.ndarray]]:
-    """check_edit(edit, rtol=..., expected=None) -> outputs: runs an edited program (calls
-    export never makes, e.g. dtypes or bounds ExecuTorch handles but export does not emit) on
-    the host runner and compares it with ExecuTorch running the same program, or with
-    `expected` (arrays) when given."""
+    """check_edit(edit, rtol=..., expected=None, scales=None) -> outputs: runs an edited
+    program (calls export never makes, e.g. dtypes or bounds ExecuTorch handles but export does
+    not emit) on the host runner and compares it with ExecuTorch running the same program, or
+    with `expected` (arrays) when given (`scales` per output, as in check)."""
 
-    def run(edit: EditedProgram, rtol: float = 1e-6, expected=None) -> list[np.ndarray]:
+    def run(edit: EditedProgram, rtol: float = 1e-6, expected=None, scales=None):
         pte = edit.to_bytes()
         if expected is None:
             expected = oracle.run_arrays(pte, edit.inputs)
         actual = host_run(pte, edit.inputs).outputs()
         assert len(actual) == len(expected)
-        for a, e in zip(actual, expected, strict=True):
-            oracle.assert_matches(a, np.asarray(e), rtol)
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            oracle.assert_matches(a, np.asarray(e), rtol, None if scales is None else scales[i])
         return actual
 
     return run

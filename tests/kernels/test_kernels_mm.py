@@ -1,6 +1,9 @@
 """aten::mm.out and aten::addmm.out against ExecuTorch (what nn.Linear lowers to on the CPU:
 permute_copy + addmm, or mm without a bias): every dtype their portable kernels take, alpha and
-beta, self broadcast, integer wrap-around, and malformed calls."""
+beta, self broadcast, integer wrap-around, and malformed calls. aten::linear.out (what the Arm
+partitioner leaves of nn.Linear forced to the CPU; export never makes it, so the programs are
+edited) against ExecuTorch's Python runtime (its optimized linear.out), 1-d input (which
+ExecuTorch refuses) against PyTorch."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import torch
 from kprogram import EditedProgram
 
 MM, ADDMM = ["aten::mm.out"], ["aten::addmm.out"]
+LINEAR = "aten::linear.out"
 PERMUTE = "aten::permute_copy.out"
 DTYPES = [torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16, torch.int32,
           torch.int64]  # fmt: skip
@@ -179,3 +183,119 @@ def test_rejects_wrong_arg_count_and_tags(refused, programs) -> None:
     edit.call(ADDMM[0], args)
     name, why = refused(edit)
     assert name == "InvalidArgument" and "beta (argument 3) must be a Scalar" in why, why
+
+
+def linear_edit(pte, x, w, b, out_shape=None, out_dtype=None) -> EditedProgram:
+    """A program of one aten::linear.out call (b None: bias None); out as PyTorch's unless
+    given."""
+    edit = EditedProgram(pte)
+    args = [edit.input(x), edit.input(w), edit.none() if b is None else edit.input(b)]
+    if out_shape is None:
+        out_shape = (*x.shape[:-1], w.shape[0])
+    edit.call_with_out(LINEAR, args, out_dtype or x.dtype, out_shape)
+    return edit
+
+
+def linear_exact(x, w, b) -> np.ndarray:
+    """The wrapped integer result: exact in int64, modulo 2^bits of the dtype."""
+    out = x.astype(np.int64) @ w.astype(np.int64).T + (0 if b is None else b.astype(np.int64))
+    return out.astype(x.dtype)
+
+
+def torch_linear(x, w, b) -> np.ndarray:
+    """PyTorch's F.linear of the arrays."""
+    return torch.nn.functional.linear(
+        *(None if t is None else torch.from_numpy(t) for t in (x, w, b))
+    ).numpy()
+
+
+def linear_scale(x, w, b) -> np.ndarray:
+    scale = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)).T
+    return scale if b is None else scale + np.abs(b.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(6, 17), (2, 3, 17), (1, 17)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_like_executorch(check_edit, programs, dtype, shape, bias) -> None:
+    x, w = rand(shape, dtype, 20).numpy(), rand((9, 17), dtype, 21).numpy()
+    b = rand((9,), dtype, 22).numpy() if bias else None
+    scales = [linear_scale(x, w, b)] if dtype.is_floating_point else None
+    (out,) = check_edit(linear_edit(programs[MM[0]], x, w, b), scales=scales)
+    if dtype.is_floating_point:
+        oracle.assert_matches(out, torch_linear(x, w, b), scale=scales[0])
+    else:
+        np.testing.assert_array_equal(out, linear_exact(x, w, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.int32])
+def test_linear_bias_of_one_element_broadcasts(check_edit, programs, dtype) -> None:
+    x, w, b = (rand(s, dtype, 23 + i).numpy() for i, s in enumerate([(4, 5), (3, 5), (1,)]))
+    scales = [linear_scale(x, w, b)] if dtype.is_floating_point else None
+    check_edit(linear_edit(programs[MM[0]], x, w, b), scales=scales)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_1d_input_like_pytorch(check_edit, programs, dtype, bias) -> None:
+    """A 1-d input gives out (out_features,), as PyTorch's F.linear; ExecuTorch's kernel
+    refuses it (in.dim() >= 2), so PyTorch (integers: the exact wrapped result) is the
+    reference."""
+    x, w = rand((17,), dtype, 26).numpy(), rand((9, 17), dtype, 27).numpy()
+    b = rand((9,), dtype, 28).numpy() if bias else None
+    if dtype.is_floating_point:
+        expected, scales = torch_linear(x, w, b), [linear_scale(x, w, b)]
+    else:
+        expected, scales = linear_exact(x, w, b), None
+    check_edit(linear_edit(programs[MM[0]], x, w, b), expected=[expected], scales=scales)
+
+
+def test_linear_wraps_like_executorch(check_edit, programs) -> None:
+    x, w, b = np.full((2, 4), 100, np.int8), np.full((3, 4), 100, np.int8), np.full(3, 100, np.int8)
+    (out,) = check_edit(linear_edit(programs[MM[0]], x, w, b))
+    np.testing.assert_array_equal(out, linear_exact(x, w, b))
+
+
+@pytest.mark.parametrize(
+    "shapes,out_shape,dtypes,out_dtype,error,reason",
+    [
+        ([(4, 5), (3, 6), None], (4, 3), F32, F32, "ShapeMismatch", "do not multiply"),
+        ([(4, 5), (3, 5, 1), None], (4, 3), F32, F32, "ShapeMismatch", "must be 2-d"),
+        ([(4, 5), (3, 5), None], (4, 4), F32, F32, "ShapeMismatch", "expected [4, 3]"),
+        ([(2, 2, 5), (3, 5), None], (4, 3), F32, F32, "ShapeMismatch", "expected [2, 2, 3]"),
+        ([(), (3, 5), None], (3,), F32, F32, "ShapeMismatch", "at least 1 dim"),
+        ([(4, 5), (3, 5), (4,)], (4, 3), F32, F32, "ShapeMismatch", "bias [4] must be 1-d"),
+        ([(4, 5), (3, 5), (4, 3)], (4, 3), F32, F32, "ShapeMismatch", "bias [4, 3] must be 1-d"),
+        ([(4, 5), (3, 5), None], (4, 3), [F32, np.float64, F32], F32, "DtypeMismatch",
+         "input dtype Float != weight dtype Double"),
+        ([(4, 5), (3, 5), None], (4, 3), F32, np.float64, "DtypeMismatch", "out dtype Double"),
+        ([(4, 5), (3, 5), (3,)], (4, 3), [F32, F32, np.int32], F32, "DtypeMismatch",
+         "bias dtype Int != out dtype Float"),
+        ([(4, 5), (3, 5), None], (4, 3), np.bool_, np.bool_, "DtypeMismatch", "Bool"),
+    ],
+)  # fmt: skip
+def test_linear_rejects(refused, programs, shapes, out_shape, dtypes, out_dtype, error, reason):
+    if not isinstance(dtypes, list):
+        dtypes = [dtypes] * 3
+    x, w, b = (None if s is None else np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True))
+    name, why = refused(linear_edit(programs[MM[0]], x, w, b, out_shape, out_dtype))
+    assert name == error, why
+    assert why.startswith(f"{LINEAR}: ") and reason in why, why
+
+
+def test_linear_rejects_overlap_and_arg_count(refused, programs) -> None:
+    edit = EditedProgram(programs[MM[0]])
+    x = edit.input(np.ones((2, 2), np.float32))
+    w = edit.input(np.ones((2, 2), np.float32))
+    out = edit.tensor(np.float32, (2, 2), offset=edit.offset_of(x) + 4)  # over input only
+    edit.call(LINEAR, [x, w, edit.none(), out, out])
+    name, why = refused(edit)
+    assert name == "InvalidArgument" and "out overlaps an input" in why, why
+
+    ones = np.ones((2, 2), np.float32)
+    edit = linear_edit(programs[MM[0]], ones, ones, None)
+    (call,) = [i.instr_args for i in edit.plan.chains[0].instructions]
+    edit.plan.chains[0].instructions = []
+    edit.call(LINEAR, call.args[:-1])
+    name, why = refused(edit)
+    assert name == "InvalidArgument" and why == f"{LINEAR}: expected 5 arguments, got 4", why

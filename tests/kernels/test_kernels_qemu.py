@@ -252,6 +252,46 @@ def nn_cases():
     yield "mean-hw", torch.nn.AdaptiveAvgPool2d(1), (x,), None
 
 
+def linear_out_cases():
+    """aten::linear.out as the Arm flow leaves nn.Linear forced to the CPU (export never makes
+    it: the program is edited, ExecuTorch running it is the reference). Its own generator:
+    the other cases' inputs stay as they were."""
+    gen = torch.Generator().manual_seed(10)
+    base = oracle.export(torch.mm, (torch.ones(2, 3), torch.ones(3, 4)))
+
+    def floats(shape):
+        return torch.randn(shape, generator=gen)
+
+    def ints(shape, dtype):
+        info = torch.iinfo(dtype)
+        return torch.randint(info.min, info.max + 1, shape, generator=gen, dtype=dtype)
+
+    f32 = [
+        (floats((2, 3, 24)), floats((10, 24)), floats((10,))),
+        (floats((5, 7)), floats((3, 7)), None),
+    ]
+    integer = [
+        (ints((4, 37), t), ints((19, 37), t), ints((19,), t))
+        for t in (torch.int8, torch.int16, torch.int32)
+    ]
+    for x, w, b in [*f32, *integer]:
+        edit = EditedProgram(base)
+        args = [edit.input(x.numpy()), edit.input(w.numpy())]
+        args.append(edit.none() if b is None else edit.input(b.numpy()))
+        edit.call_with_out("aten::linear.out", args, x.numpy().dtype, (*x.shape[:-1], w.shape[0]))
+        pte = edit.to_bytes()
+        inputs = (x, w) if b is None else (x, w, b)
+        expected = oracle.run_arrays(pte, edit.inputs)
+        scales = None
+        if x.dtype.is_floating_point:
+            scale = np.abs(x.double().numpy()) @ np.abs(w.double().numpy()).T
+            scales = [scale if b is None else scale + np.abs(b.double().numpy())]
+        name = f"linear.out-{str(x.dtype).split('.')[1]}-{x.dim()}d" + (
+            "" if b is None else "-bias"
+        )
+        yield name, Edited(pte, expected), inputs, scales
+
+
 CASES = [
     *bmm_cases(),
     *quant_cases(),
@@ -264,6 +304,7 @@ CASES = [
     *whole_activation_cases(),
     *div_cases(),
     *index_cases(),
+    *linear_out_cases(),
 ]
 
 

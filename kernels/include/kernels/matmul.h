@@ -1,5 +1,7 @@
 // Matrix multiply C (m x p) = A (m x n) @ B (n x p), row-major, one dtype,
-// shared by bmm, mm, addmm. Semantics of ExecuTorch's portable kernels:
+// shared by bmm, mm, addmm; and C = A @ W^T with W (p x n) row-major
+// (matmul_transposed, for linear: nn.Linear's weight as stored).
+// Semantics of ExecuTorch's portable kernels:
 //   - each output element sums k = 0..n-1 in order, starting from 0;
 //   - integer dtypes accumulate in the dtype itself, wrapping: the result is
 //     the exact sum of products modulo 2^bits (int8 and uint8 included);
@@ -275,10 +277,35 @@ void matmul(const T* a, const T* b, T* c, size_t m, size_t n, size_t p) {
   matmul_scalar<T>(a, b, c, m, n, p);
 }
 
+// C (m x p) = A (m x n) @ W^T, W (p x n) row-major: each element is the dot of
+// a row of A with a row of W, k in order from 0; integers wrap as above (no
+// Helium path yet: the scalar order on the board too).
+template <typename T>
+void matmul_transposed(const T* a, const T* w, T* c, size_t m, size_t n, size_t p) {
+  using U = std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>;
+  for (size_t i = 0; i < m; ++i) {
+    const T* arow = a + i * n;
+    for (size_t j = 0; j < p; ++j) {
+      const T* wrow = w + j * n;
+      if constexpr (std::is_floating_point_v<T>) {
+        T acc = T(0);
+        for (size_t k = 0; k < n; ++k) acc += arow[k] * wrow[k];
+        c[i * p + j] = acc;
+      } else {
+        U acc = 0;
+        for (size_t k = 0; k < n; ++k) acc += static_cast<U>(arow[k]) * static_cast<U>(wrow[k]);
+        c[i * p + j] = static_cast<T>(acc);
+      }
+    }
+  }
+}
+
 }  // namespace matmul_detail
 
 // matmul<T>(a, b, c, m, n, p): c = a @ b (see the top of this file); c must not overlap a or b.
 using matmul_detail::matmul;
+// matmul_transposed<T>(a, w, c, m, n, p): c = a @ w^T; c must not overlap a or w.
+using matmul_detail::matmul_transposed;
 
 }  // namespace kernels
 

@@ -117,9 +117,9 @@ class Spatial(nn.Module):
 
 
 class Matmul(nn.Module):
-    """convolution and mm on the CPU (in float: the weights' dequantize runs there too); the
-    NPU work around them is elementwise (forcing convolution moves every one). The linear
-    stays on the NPU: forced, it is aten::linear.out, which has no CPU kernel yet.
+    """convolution, linear and mm on the CPU (in float: the weights' dequantize runs there
+    too); the NPU work around them is elementwise (forcing convolution moves every one). The
+    Arm partitioner keeps the linear whole: forced, it is aten::linear.out.
     The matrices are an input of their own: a reshape of the NPU's output that is forced
     to the CPU with them becomes a view ExecuTorch plans as an alias, with no instruction."""
 
