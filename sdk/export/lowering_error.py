@@ -108,6 +108,20 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
+def missing_out_variants(exc: BaseException) -> str | None:
+    """The error for a CPU op ExecuTorch has no out variant of (no CPU kernel can run it):
+    what `to_executorch` raises as "Missing out variants: {'aten::pad'}"."""
+    match = re.search(r"Missing out variants: \{(.*?)\}", str(exc))
+    if match is None:
+        return None
+    ops = ", ".join(o.strip().strip("'\"") for o in match.group(1).split(","))
+    return (
+        f"the program's CPU part calls {ops}, which ExecuTorch has no out variant of (the "
+        "form a CPU kernel runs): keep it on the NPU (drop its --cpu-op), or have the model "
+        "call the operator it stands for (e.g. torch.constant_pad_nd for F.pad)"
+    )
+
+
 def lowering_error(
     exc: BaseException,
     output: str,
@@ -119,6 +133,9 @@ def lowering_error(
 ) -> ExportError:
     """The ExportError for a failed lowering; writes the log (and TOSA) beside OUTDIR (or in
     `log_folder`)."""
+    no_out_variant = missing_out_variants(exc)
+    if no_out_variant is not None:  # not the NPU's lowering: nothing of Vela's to keep
+        return ExportError(no_out_variant)
     last = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
     in_vela = isinstance(exc, SystemExit) or raised_in_vela(exc)
     tags, vela_was_running = failing_partitions(partitioner, artifacts)

@@ -47,3 +47,24 @@ def test_an_operator_inside_a_delegate_counts_as_matched(graph):
     ForceOnCpu(["aten.bmm"]).check_matches([cpu_only, graph])
     with pytest.raises(UsageError, match=r"aten\.bmm matches no operator"):
         ForceOnCpu(["aten.bmm"]).check_matches([cpu_only])
+
+
+@pytest.mark.slow
+def test_an_op_with_no_out_variant_forced_to_the_cpu_says_so(tmp_path):
+    """`--cpu-op aten.pad.default` (what F.pad is): ExecuTorch has no CPU form of it. One
+    line naming the op and the ways forward, not "lowering for the NPU failed"."""
+    from pathlib import Path
+
+    from sdk.errors import ExportError
+    from sdk.export.model_loader import load_model
+    from sdk.export.npu import NpuConfig, QuantMode
+    from sdk.export.pipeline import lower, quantize
+
+    model = Path(__file__).parent / "models" / "pad_between_convs.py"
+    quantized = quantize(load_model(str(model)), NpuConfig.U55_128, QuantMode.INT8)
+    with pytest.raises(ExportError) as caught:
+        lower(quantized, tmp_path / "out", cpu_ops=["aten.pad.default"])
+    message = caught.value.message
+    assert message.startswith("the program's CPU part calls aten::pad, which ExecuTorch has no")
+    assert "drop its --cpu-op" in message and "torch.constant_pad_nd" in message
+    assert "lowering for the NPU" not in message
