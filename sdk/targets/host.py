@@ -60,8 +60,8 @@ class HostRunner:
         self.runtime = Runtime.get()
         self.steps = plan_steps(program)
         self.instructions = program.plan.chains[0].instructions
-        # Each CPU step is cut (a deep copy of the program) and loaded once per runner, not on
-        # every run: the host reference runs on every deploy and every test.
+        # Each CPU step is cut (a fresh copy of the program) and loaded once per runner, not on
+        # every run: the host reference runs in every first deploy and in most tests.
         self._loaded: dict[int, tuple[CpuSegment, object, object]] = {}
         # Each CPU segment run by the last `run`, with the arrays it took and gave; and each
         # delegate's outputs (delegate index, arrays), for `sdk numerics`.
