@@ -98,20 +98,6 @@ def _is_runtime_tensor(program: LoadedProgram, value: int) -> bool:
     return isinstance(val, Tensor) and not (val.data_buffer_idx > 0 and val.allocation_info is None)
 
 
-def storage(program: LoadedProgram, value: int) -> tuple[int, int, int] | None:
-    """Where a memory-planned tensor lives: (memory id, offset, bytes); None if unplanned.
-
-    ExecuTorch emits no instruction for a static view (reshape, squeeze): the view is a value
-    of its own that the memory plan places on its source's bytes. Following values by where
-    they live is how the cut and the host reference see the view's data."""
-    val = program.plan.values[value].val
-    if not isinstance(val, Tensor) or val.allocation_info is None:
-        return None
-    info = val.allocation_info
-    offset = int(info.memory_offset_low) + (int(info.memory_offset_high) << 32)
-    return int(info.memory_id), offset, program.tensor(value).nbytes
-
-
 def _read_after(program: LoadedProgram, last: int) -> set[int]:
     needed = {int(v) for v in program.plan.outputs}
     for instruction in program.plan.chains[0].instructions[last + 1 :]:
@@ -146,13 +132,13 @@ def cut_cpu_segment(program: LoadedProgram, step: Step) -> CpuSegment:
         reads += [
             v
             for v in r
-            if v not in writes and v not in reads and storage(program, v) not in written_at
+            if v not in writes and v not in reads and program.storage(v) not in written_at
         ]
         writes += w
-        written_at.update((storage(program, v), v) for v in w if storage(program, v) is not None)
+        written_at.update((place, v) for v in w if (place := program.storage(v)) is not None)
     inputs = [v for v in reads if _is_runtime_tensor(program, v)]
     needed = _read_after(program, step.instructions[-1])
-    needed |= {written_at[storage(program, v)] for v in needed if storage(program, v) in written_at}
+    needed |= {written_at[p] for v in needed if (p := program.storage(v)) in written_at}
     outputs = list(dict.fromkeys(v for v in writes if v in needed))
 
     cut = deserialize_pte_binary(program.data)  # a fresh copy, mutable and named data kept

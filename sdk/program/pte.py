@@ -144,6 +144,19 @@ class LoadedProgram:
             constant=val.data_buffer_idx > 0 and val.allocation_info is None,
         )
 
+    def storage(self, value_index: int) -> tuple[int, int, int] | None:
+        """Where a memory-planned tensor lives: (memory id, offset, bytes); None if unplanned.
+
+        ExecuTorch emits no instruction for a static view (reshape, squeeze): the view is a
+        value of its own that the memory plan places on its source's bytes. Following values
+        by where they live is how the cut and the host reference see the view's data."""
+        val = self.plan.values[value_index].val
+        if not isinstance(val, Tensor) or val.allocation_info is None:
+            return None
+        info = val.allocation_info
+        offset = int(info.memory_offset_low) + (int(info.memory_offset_high) << 32)
+        return int(info.memory_id), offset, self.tensor(value_index).nbytes
+
     def is_tensor(self, value_index: int) -> bool:
         return isinstance(self.plan.values[value_index].val, Tensor)
 

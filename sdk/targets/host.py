@@ -52,9 +52,8 @@ class HostRunner:
         import executorch.kernels.quantized  # noqa: F401  registers quantize/dequantize kernels
         from executorch.runtime import Runtime
 
-        from sdk.program.cut import plan_steps, storage
+        from sdk.program.cut import plan_steps
 
-        self.storage = storage
         self.program = program
         self.executor = executor if executor is not None else TosaExecutor(tosa_paths)
         self.runtime = Runtime.get()
@@ -87,14 +86,14 @@ class HostRunner:
         """Record values as written, and where their bytes live (for the views of them)."""
         for value, array in zip(values, arrays):
             env[value] = array
-            place = self.storage(self.program, value)
+            place = self.program.storage(value)
             if place is not None:
                 self.places[place] = value
 
     def _read(self, env: dict[int, np.ndarray], value: int) -> np.ndarray:
         """A value's array; a view no instruction writes is its source's bytes, reshaped."""
         if value not in env:
-            source = self.places.get(self.storage(self.program, value))
+            source = self.places.get(self.program.storage(value))
             if source is None:
                 raise ProgramError(f"value {value} is read before anything writes it")
             shape = self.program.tensor(value).shape

@@ -45,7 +45,6 @@ def test_a_view_between_delegates_reads_its_source(export_case):
     import numpy as np
 
     from sdk.export.model_loader import load_model
-    from sdk.program.cut import storage
     from sdk.program.pte import output_quant_scales
     from sdk.targets.host import run_host
 
@@ -60,7 +59,7 @@ def test_a_view_between_delegates_reads_its_source(export_case):
     views = [
         v
         for v in range(len(program.plan.values))
-        if program.is_tensor(v) and storage(program, v) is not None and v not in written
+        if program.is_tensor(v) and program.storage(v) is not None and v not in written
     ]
     assert views, "the model should hold a view no step writes"
     (x,) = load_model(str(model)).example_inputs
