@@ -32,35 +32,70 @@ class ExportCase:
 
 
 @pytest.fixture(scope="session")
-def export_case(tmp_path_factory):
-    """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session.
+def quantized_model():
+    """quantized_model(model, quant) -> sdk.export.pipeline.QuantizedModel, once per session.
 
     `model` names an example (examples/<model>.py) or is a model file's path (`file.py` or
     `file.py:Name`, as `sdk.export.model_loader` takes it)."""
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
-    from sdk.export.pipeline import lower, quantize
+    from sdk.export.pipeline import quantize
+
+    cache: dict[tuple[str, str], object] = {}
+
+    def get(model: str, quant: str) -> object:
+        if (model, quant) not in cache:
+            file = model.split(":")[0]
+            spec = model if file.endswith(".py") else str(EXAMPLES / f"{model}.py")
+            cache[(model, quant)] = quantize(load_model(spec), NpuConfig.U55_128, QuantMode(quant))
+        return cache[(model, quant)]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def export_case(quantized_model, tmp_path_factory):
+    """export_case(model, quant, fixed, cpu_ops) -> ExportCase, each made once per session
+    (`model` as quantized_model takes it)."""
+    from sdk.export.pipeline import lower
 
     cache: dict[tuple, ExportCase] = {}
-    quantized_cache: dict[tuple[str, str], object] = {}
 
     def get(model: str, quant: str, fixed: bool, cpu_ops: list[str] | None) -> ExportCase:
         key = (model, quant, fixed, tuple(cpu_ops or ()))
         if key not in cache:
-            if (model, quant) not in quantized_cache:
-                file = model.split(":")[0]
-                spec = model if file.endswith(".py") else str(EXAMPLES / f"{model}.py")
-                loaded = load_model(spec)
-                quantized_cache[(model, quant)] = quantize(
-                    loaded, NpuConfig.U55_128, QuantMode(quant)
-                )
-            quantized = quantized_cache[(model, quant)]
+            quantized = quantized_model(model, quant)
             file, _, name = model.partition(":")
             stem = Path(file).stem + (f"_{name}" if name else "")
             outdir = tmp_path_factory.mktemp(f"{stem}_{quant}_{'fixed' if fixed else 'stock'}")
             result = lower(quantized, outdir, cpu_ops=cpu_ops, fix_boundaries=fixed)
             cache[key] = ExportCase(model, quant, fixed, quantized, result)
         return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def stock_program(quantized_model, tmp_path_factory):
+    """stock_program(model, quant) -> (program.pte, QuantizedModel): the session's quantized model
+    lowered by ExecuTorch's own EthosUPartitioner alone, no SDK code, as users run it. The .pte
+    lies alone in its folder: no saved TOSA, no report."""
+    from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    from sdk.export.npu import NpuConfig
+
+    cache: dict[tuple[str, str], tuple[Path, object]] = {}
+
+    def get(model: str, quant: str) -> tuple[Path, object]:
+        if (model, quant) not in cache:
+            quantized = quantized_model(model, quant)
+            partitioner = EthosUPartitioner(EthosUCompileSpec(NpuConfig.U55_128.value))
+            edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
+            program = tmp_path_factory.mktemp("stock") / "model.pte"
+            program.write_bytes(edge.to_executorch().buffer)
+            cache[(model, quant)] = program, quantized
+        return cache[(model, quant)]
 
     return get
 

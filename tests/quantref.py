@@ -15,18 +15,24 @@ INT16_MEAN_LSB = 0.5
 
 
 def assert_matches_quantized_model(case, outputs: list[np.ndarray]) -> None:
-    """`outputs` (of the case's program, on the example inputs) against the quantized PyTorch
-    model: INT8 identical, INT16 within the documented LSB tolerance."""
+    """`outputs` (of an export case's program, on the example inputs) against the quantized
+    PyTorch model: INT8 identical, INT16 within the documented LSB tolerance."""
+    assert_program_matches(case.quantized, case.result.program_path, outputs)
+
+
+def assert_program_matches(quantized, program_path, outputs: list[np.ndarray]) -> None:
+    """`outputs` of the program at `program_path`, lowered from `quantized` (a QuantizedModel),
+    on its example inputs, against the quantized PyTorch model, as above."""
     from sdk.program.pte import load_program, output_quant_scales
 
-    expected = case.quantized.graph_module(*case.quantized.loaded.example_inputs)
+    expected = quantized.graph_module(*quantized.loaded.example_inputs)
     expected = expected if isinstance(expected, (tuple, list)) else (expected,)
-    scales = output_quant_scales(load_program(case.result.program_path))
+    scales = output_quant_scales(load_program(program_path))
     assert len(outputs) == len(expected)
     for out, ref, scale in zip(outputs, expected, scales):
         ref = ref.detach().numpy()
         assert out.shape == ref.shape and out.dtype == ref.dtype
-        if case.quant == "int8":
+        if quantized.quant.value == "int8":
             np.testing.assert_array_equal(out, ref)
         else:
             assert scale is not None

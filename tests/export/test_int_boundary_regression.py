@@ -83,16 +83,9 @@ def test_host_run_matches_quantized_pytorch(export_case, model, quant):
     assert_matches_quantized_model(case, outputs)
 
 
-def test_inspect_flags_a_program_made_by_stock_executorch_alone(export_case, tmp_path, capsys):
+def test_inspect_flags_a_program_made_by_stock_executorch_alone(stock_program, capsys):
     """No SDK code in the lowering: ExecuTorch's own EthosUPartitioner, as users run it."""
-    from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
-    quantized = export_case("shared_split", "int16", True, None).quantized
-    partitioner = EthosUPartitioner(EthosUCompileSpec("ethos-u55-128"))
-    edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
-    program = tmp_path / "stock.pte"
-    program.write_bytes(edge.to_executorch().buffer)
+    program, _ = stock_program("shared_split", "int16")
     assert main(["inspect", str(program)]) == 3
     out, err = capsys.readouterr()
     assert "boundary audit: FAILED" in out

@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 from npu_cases import MODELS
+from quantref import assert_program_matches
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError
@@ -68,3 +69,28 @@ def test_an_unknown_executor_is_a_usage_error(exported, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*argv, "--npu-executor", "fvp"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+# A network wholly on the NPU (BMM included, INT8) and a small INT16 one: what stock ExecuTorch
+# lowers with a clean INT boundary.
+STOCK_CASES = [("yolo_attention", "int8"), (str(MODELS / "conv_act.py"), "int16")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("model", "quant"), STOCK_CASES, ids=["yolo_attention-int8", "conv_act-int16"]
+)
+def test_a_stock_executorch_program_runs_on_the_command_stream(stock_program, model, quant, capsys):
+    """A .pte lowered by ExecuTorch's EthosUPartitioner alone, with no saved TOSA: it passes
+    the audit, and the command-stream executor gives the quantized PyTorch model's results."""
+    program, quantized = stock_program(model, quant)
+    assert not (program.parent / "tosa").exists()
+    assert main(["inspect", str(program)]) == 0, capsys.readouterr().err
+    assert "boundary audit: ok" in capsys.readouterr().out
+    inputs = program.parent / "in.npz"
+    write_arrays(inputs, [t.numpy() for t in quantized.loaded.example_inputs])
+    out = program.parent / "out.npz"
+    argv = ["run", "--target", "host", str(program), "--inputs", str(inputs), "-o", str(out)]
+    assert main([*argv, "--npu-executor", "command-stream"]) == 0, capsys.readouterr().err
+    assert_program_matches(quantized, program, read_arrays(out))
+    assert main(argv) == 1 and "no saved TOSA" in capsys.readouterr().err
