@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, UsageError
+from sdk.export.aten_rewrites import decompose_addmm
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model
@@ -116,6 +117,7 @@ def quantize(
     try:
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
+        decompose_addmm(graph)
         quantizer = EthosUQuantizer(spec)
         quantizer.set_global(quant.quantization_config())
         prepared = prepare_pt2e(graph, quantizer)

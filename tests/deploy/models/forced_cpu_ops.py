@@ -146,9 +146,8 @@ class Matmul(nn.Module):
 
 class Rewritten(nn.Module):
     """div, mean.dim, log_softmax and addmm: the Arm quantizer rewrites them before annotating
-    (reciprocal + mul; sum + mul; amax, sub, exp, sum, log, sub; mm + add). addmm's bias is
-    computed here: a constant one makes the quantizer's pass pipeline fail (a mul.Scalar of
-    the constant in ReplaceScalarWithTensorByProfilePass)."""
+    (reciprocal + mul; sum + mul; amax, sub, exp, sum, log, sub; mm + add; the SDK decomposes
+    addmm before the quantizer: sdk/export/aten_rewrites.py)."""
 
     def __init__(self) -> None:
         super().__init__()

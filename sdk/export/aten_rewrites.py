@@ -1,0 +1,48 @@
+"""Rewrites of the float ATen graph before the Arm quantizer sees it, for operators whose own
+decomposition in ExecuTorch 1.5.1's quantizer pipeline fails.
+
+addmm: the quantizer's DecomposeAddmmPass turns `addmm(bias, a, b)` into `mm`, `mul.Scalar`
+and `add`; when the bias is a constant of the module (a parameter or buffer: `nn.Parameter`
+in `torch.addmm(self.bias, x, self.w)`), the next pass (ReplaceScalarWithTensorByProfilePass)
+meets the bare parameter in that `mul.Scalar` and raises. The same decomposition made here,
+on graph nodes, quantizes as the quantizer's own would have: `mm`, `add`, and a `mul` only
+for a beta or alpha other than 1.
+"""
+
+from __future__ import annotations
+
+import torch
+
+aten = torch.ops.aten
+
+
+def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every aten.addmm by beta * input + alpha * (mat1 @ mat2); return how many."""
+    graph = graph_module.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target != aten.addmm.default:
+            continue
+        bias, mat1, mat2 = node.args[:3]
+        beta = node.kwargs.get("beta", 1)
+        alpha = node.kwargs.get("alpha", 1)
+        with graph.inserting_before(node):
+            product = _like(node, graph.call_function(aten.mm.default, (mat1, mat2)))
+            if alpha != 1:
+                product = _like(node, graph.call_function(aten.mul.Tensor, (product, alpha)))
+            if beta != 1:
+                bias = _like(bias, graph.call_function(aten.mul.Tensor, (bias, beta)))
+            total = _like(node, graph.call_function(aten.add.Tensor, (product, bias)))
+        node.replace_all_uses_with(total)
+        graph.erase_node(node)
+        count += 1
+    if count:
+        graph.lint()
+        graph_module.recompile()
+    return count
+
+
+def _like(model: torch.fx.Node, new: torch.fx.Node) -> torch.fx.Node:
+    """`new` with the metadata (value, source location) of the node it stands in for."""
+    new.meta.update(model.meta)
+    return new
