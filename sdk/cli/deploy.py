@@ -11,6 +11,7 @@ from sdk.link.session import DEFAULT_BAUD
 
 
 def add_parser(subparsers) -> None:
+    from sdk.cli.run import add_npu_executor_argument
     from sdk.deploy.pipeline import DEPLOY_TARGETS
     from sdk.firmware.boards import DEFAULT_BOARD
 
@@ -49,6 +50,7 @@ def add_parser(subparsers) -> None:
         "-o", "--outdir", type=Path,
         help="folder for the run's logs, outputs.npz and deploy.json (default out/deploy/<model>)",
     )  # fmt: skip
+    add_npu_executor_argument(p, "QEMU's virtual NPU")
     p.add_argument("--json", type=Path, help="write the report as JSON here ('-': stdout)")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one case per check)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -117,4 +119,5 @@ def _deploy(args: argparse.Namespace, steps):
         cache=Cache(enabled=not args.no_cache),
         steps=steps,
         rtol=args.rtol,
+        npu_executor=args.npu_executor,
     )

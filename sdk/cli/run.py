@@ -51,14 +51,7 @@ def add_parser(subparsers) -> None:
         help="host and the virtual NPU: folder of delegate_<i>.tosa files (default: beside "
         "the program, as `sdk export` writes them)",
     )
-    p.add_argument(
-        "--npu-executor",
-        choices=("tosa", "command-stream"),
-        default="tosa",
-        help="host and the virtual NPU: run delegates' saved TOSA on the TOSA reference model "
-        "(tosa, default) or Vela's command stream on a functional model of the Ethos-U55 "
-        "(command-stream: needs no saved TOSA)",
-    )
+    add_npu_executor_argument(p, "host and the virtual NPU")
     p.add_argument(
         "--npu-trace",
         type=Path,
@@ -72,6 +65,19 @@ def add_parser(subparsers) -> None:
         "(default: OUTPUT's folder/<stem>.<target>/)",
     )
     p.set_defaults(handler=run)
+
+
+def add_npu_executor_argument(p: argparse.ArgumentParser, where: str) -> None:
+    from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NPU_EXECUTORS
+
+    p.add_argument(
+        "--npu-executor",
+        choices=tuple(NPU_EXECUTORS),
+        default=DEFAULT_NPU_EXECUTOR,
+        help=f"{where}: run delegates' saved TOSA on the TOSA reference model (tosa, default) "
+        "or Vela's command stream on a functional model of the Ethos-U55 (command-stream: "
+        "needs no saved TOSA)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
     if args.tosa_dir is not None:
         options["tosa_dir"] = args.tosa_dir
-    if args.npu_executor != "tosa":
-        options["npu_executor"] = args.npu_executor
+    options["npu_executor"] = args.npu_executor
     if args.npu_trace is not None:
         if args.npu_executor != "command-stream" or args.target != "host":
             raise UsageError("--npu-trace needs --target host --npu-executor command-stream")

@@ -41,6 +41,7 @@ from sdk.program.pte import LoadedProgram, load_program
 from sdk.progress import Steps
 from sdk.targets.base import RunOptions
 from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
+from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NPU_EXECUTORS
 
 DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
@@ -156,10 +157,15 @@ def deploy(
     cache: Cache | None = None,
     steps: Steps | None = None,
     rtol: float = DEFAULT_RTOL,
+    npu_executor: str = DEFAULT_NPU_EXECUTOR,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
     SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
-    report with `passed=False` and `failure` naming the worst output (the CLI exits 4)."""
+    report with `passed=False` and `failure` naming the worst output (the CLI exits 4).
+
+    `npu_executor` is what runs the delegates on a target without an NPU (QEMU's virtual NPU,
+    sdk.vnpu.executor.NPU_EXECUTORS); the host reference always runs the saved TOSA, so with
+    `command-stream` the deploy checks Vela's command stream against the TOSA graph."""
     from sdk.firmware.memory import check_fits, elf_region_use, program_needs
     from sdk.kernelgen import (
         load_kernel_specs,
@@ -179,12 +185,19 @@ def deploy(
     cache = cache or Cache()
     steps = steps or Steps(show=False)
     cpu_ops = list(cpu_ops or [])
+    if npu_executor not in NPU_EXECUTORS:
+        raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
     outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
     options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp)
     target_name, target_why = choose_target(target, spec, options)
     runner = make_target(target_name, spec)
     caps = runner.capabilities()
+    if caps.npu and npu_executor != DEFAULT_NPU_EXECUTOR:
+        raise UsageError(
+            f"--npu-executor {npu_executor}: {target_name} runs delegates on its own NPU; "
+            "the executor chooses what runs them on a target without one (qemu)"
+        )
 
     with steps.step("export", "export + quantize + Vela") as step:
         parts = program_key_parts(model, inputs, npu_config.value, quant_mode.value, cpu_ops)
@@ -229,6 +242,7 @@ def deploy(
         run_options = RunOptions(
             timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
             firmware=firmware_entry.path / FIRMWARE_FILE if firmware_entry else None,
+            npu_executor=npu_executor,
         )  # fmt: skip
         run = runner.run_program(program, run_inputs, run_options)
     write_arrays(outdir / "outputs.npz", run.outputs)
@@ -268,7 +282,7 @@ def deploy(
             else {"key": firmware_entry.key, "hit": firmware_entry.hit},
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
-        placement=_placement(program, export_report, caps.npu, target_name),
+        placement=_placement(program, export_report, caps.npu, target_name, npu_executor),
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
         memory=[u.to_json() for u in [*needs, *elf_use]],
@@ -329,14 +343,16 @@ def _compare(
     return checks, failure
 
 
-def _placement(program: LoadedProgram, export_report: dict, npu: bool, target: str) -> dict:
+def _placement(
+    program: LoadedProgram, export_report: dict, npu: bool, target: str, npu_executor: str
+) -> dict:
     """Where each operator ran: the NPU delegates (their graph nodes) and the CPU kernels."""
     from collections import Counter
 
     from sdk.program.pte import operator_name
 
     executor = "Ethos-U55" + (" (FVP)" if target == "fvp" else "") if npu else (
-        "virtual NPU (TOSA reference model on the host)"
+        f"virtual NPU ({NPU_EXECUTORS[npu_executor]})"
     )  # fmt: skip
     delegates = []
     for d in export_report.get("delegates", []):

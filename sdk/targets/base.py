@@ -50,7 +50,7 @@ class RunOptions:
     port: str | None = None  # serial: the pyserial URL
     baud: int = DEFAULT_BAUD
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
-    npu_executor: str = "tosa"  # host, virtual NPU: sdk.vnpu.executor.NPU_EXECUTORS
+    npu_executor: str = "tosa"  # host, virtual NPU: one of sdk.vnpu.executor.NPU_EXECUTORS
     npu_trace: Path | None = None  # host + command-stream: the per-operation trace (JSON)
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one

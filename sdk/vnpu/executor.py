@@ -89,7 +89,11 @@ class TosaExecutor:
         return list(outputs)
 
 
-NPU_EXECUTORS = ("tosa", "command-stream")
+# --npu-executor's names and what each runs (the deploy report says which ran a delegate).
+NPU_EXECUTORS = {
+    "tosa": "TOSA reference model on the host",
+    "command-stream": "Vela's command stream on the host's functional Ethos-U55 model",
+}
 DEFAULT_NPU_EXECUTOR = "tosa"
 
 

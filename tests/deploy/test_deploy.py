@@ -127,6 +127,37 @@ def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path
     assert "program, firmware, reference from the cache" in out and "deploy PASSED" in out
 
 
+def test_the_virtual_npu_can_run_the_command_stream(first, tmp_path, capsys):
+    """--npu-executor command-stream: QEMU's virtual NPU executes Vela's command stream, and the
+    deploy holds it to the host reference (the saved TOSA on the TOSA reference model)."""
+    code, _, err = deploy_cli(
+        capsys, MODEL, "-o", tmp_path / "out", "--json", tmp_path / "r.json",
+        "--npu-executor", "command-stream",
+    )  # fmt: skip
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0, err
+    assert {d["ran_on"] for d in report["placement"]["npu"]} == {
+        "virtual NPU (Vela's command stream on the host's functional Ethos-U55 model)"
+    }
+    assert report["cache"]["reference"]["hit"] is True  # the same TOSA reference as `first`
+    assert report["outputs"][0]["host_reference"]["identical"] is True
+    assert {d["ran_on"] for d in first[2]["placement"]["npu"]} == {
+        "virtual NPU (TOSA reference model on the host)"
+    }
+
+
+def test_the_npu_executor_of_a_target_with_an_npu_is_refused(tmp_path, capsys, cache_root):
+    fvp = tmp_path / "FVP_Corstone_SSE-300_Ethos-U55"
+    fvp.write_text("#!/bin/sh\necho 'Fast Models [11.27.42]'\n")
+    fvp.chmod(0o755)
+    code, _, err = deploy_cli(
+        capsys, MODEL, "--target", "fvp", "--fvp", fvp, "-o", tmp_path / "out",
+        "--npu-executor", "command-stream",
+    )  # fmt: skip
+    assert code == 2
+    one_error_line(err, "--npu-executor command-stream", "fvp runs delegates on its own NPU")
+
+
 def test_no_cache_writes_nothing_to_the_cache(first, cache_root, tmp_path, capsys):
     before = Cache(cache_root).info()
     code, _, _ = deploy_cli(
