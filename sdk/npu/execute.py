@@ -10,7 +10,9 @@ sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
 convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
-functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams.
+functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams, and an OFM whose
+elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a
+U55 MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
 
 Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
 Vela's sources leave room:
@@ -205,6 +207,7 @@ def _finish(
     """Output stage, clamp, activation LUT, and the write of the OFM."""
     shape = _ofm_shape(op)
     fm = _feature_map(op, "OFM", shape)
+    _refuse_overlapping(op, fm)
     zp = (
         _signed(op, "OFM_ZERO_POINT", "zero_point", 16)
         if fm.dtype.kind == "i"
@@ -214,6 +217,27 @@ def _finish(
     out = arith.output_stage(acc, bias, scale, shift, mode, zp, clamp)
     out = _activation(state, op, out, fm.dtype)
     fm.write(state.region(op, _val(op, "OFM_REGION", "region")), out.reshape(shape))
+
+
+def _refuse_overlapping(op: Operation, fm: FeatureMap) -> None:
+    """An OFM whose elements share bytes has no one result: what stays there is the NPU's
+    write order (its block order, and BLOCKDEP letting the next operation start early), not
+    modelled. Vela 5.1.0 emits such OFMs when an Ethos-U55 MatMul's first operand is a slice
+    of a larger tensor: its MUL + REDUCE_SUM lowering covers the whole tensor, wrapping into
+    the sliced size (through tile 1 on tile 0's base, or a stride below a row's size)."""
+    clash = fm.overlap()
+    if clash is None:
+        return
+    (y0, x0, c0), (y1, x1, c1) = clash
+    raise ProgramError(
+        f"NPU executor: operation {op.index} ({op.name}, cmd_data byte {op.offset}): its OFM "
+        f"overlaps itself (elements y={y0} x={x0} c={c0} and y={y1} x={x1} c={c1} share a "
+        f"byte; shape {fm.shape}, bases {fm.bases}, WIDTH0 {fm.width0}, strides y/x/c "
+        f"{fm.stride_y}/{fm.stride_x}/{fm.stride_c}): the result is the NPU's write order, "
+        "which the command-stream executor does not model. Vela 5.1.0 compiles an Ethos-U55 "
+        "MatMul whose first operand is a slice this way, and what the device leaves is not "
+        "the model's matmul: keep it on the CPU (--cpu-op aten.bmm)"
+    )
 
 
 def _global_scale(op: Operation) -> tuple[int, int]:

@@ -13,6 +13,7 @@ concatenations), strides, a format and an element type. Element (y, x, c) lives 
 `AddressForCoordinate`/`GetTiles`; read, not copied). Strides are signed 32-bit values and may
 be negative (Vela's transposes and reverses). Every byte an access touches is checked against
 the region: a command stream that reaches outside it is refused, never wraps or reads junk.
+`overlap` finds two elements sharing a byte: an OFM like that has no one result.
 
 Open point: for NHCWB16, Vela always writes STRIDE_X = 16*elem, and the address formula of
 both Vela and regor uses the brick width, not STRIDE_X; a hand-made stream with another
@@ -119,6 +120,38 @@ class FeatureMap:
             np.arange(self.width)[None, :, None],
             np.arange(self.depth)[None, None, :],
         )
+
+    def overlap(self) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+        """Two elements that share a byte, or None. Written as an OFM, such a map leaves what
+        the NPU's write order (blocks, and the next operation overlapping the last ones)
+        decides: a tile base that wraps back over tile 0, or a stride below the row's size."""
+        if self._nested():
+            return None
+        start = self.grid().reshape(-1)
+        order = np.argsort(start, kind="stable")
+        ordered = start[order]
+        # same-size elements: any two overlap only if two neighbours in address order do
+        clash = np.nonzero(ordered[1:] < ordered[:-1] + self.elem)[0]
+        if clash.size == 0:
+            return None
+        first, second = order[clash[0]], order[clash[0] + 1]
+        return (
+            tuple(int(v) for v in np.unravel_index(first, self.shape)),  # type: ignore[return-value]
+            tuple(int(v) for v in np.unravel_index(second, self.shape)),
+        )
+
+    def _nested(self) -> bool:
+        """One NHWC tile whose rows hold their elements and whose planes hold their rows, in
+        either axis order (transposes swap the strides): no two elements can meet."""
+        if self.layout is not Layout.NHWC or len(self.used_bases()) > 1:
+            return False
+        row = self.depth * self.elem
+        sx, sy = abs(self.stride_x), abs(self.stride_y)
+        if self.width == 1:
+            sx = row
+        if self.height == 1:
+            sy = sx * self.width
+        return (sx >= row and sy >= sx * self.width) or (sy >= row and sx >= sy * self.height)
 
     def _byte_index(self, region_size: int) -> np.ndarray:
         start = self.grid()

@@ -136,6 +136,23 @@ def test_out_of_region_accesses_are_refused_with_the_element():
         fm.write(bytes(64), np.zeros((2, 2, 3)))
 
 
+def test_overlap_names_two_elements_that_share_a_byte():
+    """What Vela 5.1.0's MatMul of a slice writes (tile 1 on tile 0's base, a row stride
+    below the row), and the maps that must not count: contiguous, reversed, transposed."""
+    i8, i16, i32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
+    nhwc = Layout.NHWC
+    assert FeatureMap(2, 16, 4, (0,) * 4, 2, 2, 16, 256, 16, 4, nhwc, i32).overlap() is None
+    assert FeatureMap(2, 3, 4, (12, 0, 0, 0), 2, 2, 3, -12, 4, 1, nhwc, i8).overlap() is None
+    assert FeatureMap(3, 2, 4, (0,) * 4, 3, 3, 2, 4, 12, 1, nhwc, i8).overlap() is None
+    assert FeatureMap(1, 16, 1, (0, 64, 0, 0), 1, 1, 8, 64, 8, 1, nhwc, i8).overlap() is None
+    tiled = FeatureMap(1, 16, 1, (64, 64, 0, 0), 1, 1, 8, 64, 8, 1, nhwc, i8)
+    assert tiled.overlap() == ((0, 0, 0), (0, 8, 0))
+    short_rows = FeatureMap(2, 16, 32, (0,) * 4, 2, 2, 16, 576, 36, 4, nhwc, i32)
+    assert short_rows.overlap() == ((0, 0, 9), (0, 1, 0))
+    straddling = FeatureMap(1, 2, 2, (0,) * 4, 1, 1, 2, 8, 3, 2, nhwc, i16)  # bytes 2-3, 3-4
+    assert straddling.overlap() == ((0, 0, 1), (0, 1, 0))
+
+
 def _maps_of(op) -> list[FeatureMap]:
     """IFM and OFM of a scanned operation (the IFM's height/width follow the OFM and kernel)."""
     r = op.regs
@@ -200,6 +217,7 @@ def test_real_operations_stay_inside_scratch_and_cover_the_boundary(delegate, mo
         ifm, ofm = _maps_of(op)
         ifm._byte_index(written.size)  # raises ProgramError if outside
         idx = ofm._byte_index(written.size)
+        assert ofm.overlap() is None, op  # every OFM element has bytes of its own
         written[idx.ravel()] = True
     for out in d.outputs:  # every output byte is written by some operation
         assert written[out.offset : out.offset + out.nbytes].all(), out
