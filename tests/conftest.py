@@ -22,6 +22,35 @@ for _name in ("torchao", "torch.utils._pytree"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 
+def _memoize_cia_op_collection() -> None:
+    """torch 2.13's run_decompositions (every to_edge, several per export) asks for the set of
+    CompositeImplicitAutograd operators three times, and each time walks every operator the
+    dispatcher has: about half the time of a one-op test export. The set changes only when
+    operators are registered, so it is computed again only when the dispatcher's operator
+    count or the namespaces change."""
+    import torch
+    import torch._export.utils as export_utils
+    import torch.export.decomp_utils as decomp_utils
+    import torch.export.exported_program as exported_program
+
+    collect = export_utils._collect_all_valid_cia_ops
+    memo: dict[tuple, frozenset] = {}
+
+    def collect_memoized() -> set:
+        key = (len(torch._C._dispatch_get_all_op_names()), tuple(sorted(torch.ops._dir)))
+        if key not in memo:
+            memo.clear()
+            memo[key] = frozenset(collect())
+        return set(memo[key])
+
+    for module in (exported_program, decomp_utils):
+        assert module._collect_all_valid_cia_ops is collect, "torch changed: drop this memo"
+        module._collect_all_valid_cia_ops = collect_memoized
+
+
+_memoize_cia_op_collection()
+
+
 @dataclass
 class ExportCase:
     model: str

@@ -71,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
         + (", ".join(report["program"]["cpu_operators"]) or "none")
     )
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
+    for workaround in report["vela_workarounds"]:
+        print(f"  Vela workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
+    for overlap in report["npu_output_overlaps"]:
+        print(f"  WARNING: {overlap}: the device's result is not the model's")
     print(
         f"  Vela estimate: {total['total_cycles']} NPU cycles, "
         f"{total['sram_used_kib_max']} KiB SRAM, {total['flash_used_kib']} KiB flash "

@@ -14,7 +14,8 @@ def add_parser(subparsers) -> None:
         help="describe a .pte and audit its NPU boundaries",
         description="Read PROGRAM.pte with ExecuTorch's deserializer: inputs/outputs, CPU "
         "operators, each delegate's Vela payload and boundary records next to the program's "
-        "tensors. Exits 3 when a delegate boundary tensor disagrees with the NPU's record.",
+        "tensors. Exits 3 when a delegate boundary tensor disagrees with the NPU's record, or "
+        "when an NPU operation's output overlaps itself (a Vela miscompilation).",
     )
     p.add_argument("program", type=Path, help="the .pte file")
     p.add_argument("--json", action="store_true", help="print JSON (fields: see README)")
@@ -45,8 +46,10 @@ def run(args: argparse.Namespace) -> int:
     for line in refused:
         print(line, file=sys.stderr)
     audit_json = report["boundary_audit"]
-    if not audit_json["ok"]:
-        for problem in audit_json["problems"]:
-            print(f"error: boundary audit: {problem}", file=sys.stderr)
+    for problem in audit_json["problems"]:
+        print(f"error: boundary audit: {problem}", file=sys.stderr)
+    for overlap in report["npu_output_overlaps"] or []:
+        print(f"error: {overlap}: the device's result is not the model's", file=sys.stderr)
+    if not audit_json["ok"] or report["npu_output_overlaps"]:
         return 3
     return 1 if refused else 0

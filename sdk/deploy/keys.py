@@ -71,10 +71,15 @@ def program_key_parts(
         "quant": quant,
         "cpu_ops": sorted(cpu_ops),
         "packages": package_versions(),
-        # What writes an entry: the export, the program reader, and the deploy's own fill.
+        # What writes an entry: the export, the program reader and the command-stream checks
+        # the export makes (sdk/npu), and the deploy's own fill.
         "sdk_export_code": hash_files(
             [
-                *(p for d in ("export", "program") for p in (SDK_PACKAGE_DIR / d).glob("*.py")),
+                *(
+                    p
+                    for d in ("export", "program", "npu")
+                    for p in (SDK_PACKAGE_DIR / d).glob("*.py")
+                ),
                 SDK_PACKAGE_DIR / "deploy" / "pipeline.py",
                 SDK_PACKAGE_DIR / "npz.py",
             ],

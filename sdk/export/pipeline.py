@@ -36,7 +36,7 @@ from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.npz import write_arrays
-from sdk.program.audit import audit_program
+from sdk.program.audit import audit_program, npu_output_overlaps
 from sdk.program.pte import load_program
 
 PROGRAM_FILE = "model.pte"
@@ -176,6 +176,18 @@ def _partition_tag(lowered) -> str | None:
     return None
 
 
+class _OverlappingNpuOutputs(Exception):
+    """Vela compiled operations whose OFM overlaps itself (found before OUTDIR is written)."""
+
+    def __init__(self, found: list[str], npu_bmm: bool) -> None:
+        super().__init__("; ".join(found))
+        self.found = found
+        self.npu_bmm = npu_bmm  # a bmm ran in a delegate: the known cause can be avoided
+
+
+BMM = "aten.bmm.default"
+
+
 def lower(
     quantized: QuantizedModel,
     outdir: Path | str,
@@ -191,10 +203,52 @@ def lower(
     the SDK's own TOSA passes (`sdk.export.tosa_passes`). Both are there for comparison.
     A failed lowering raises an ExportError naming the partition and its nodes, with Vela's
     output in a log beside OUTDIR, or in the folder `failure_logs` (`sdk.export.lowering_error`).
+
+    Vela 5.1.0 miscompiles an Ethos-U55 MatMul whose first operand is a slice into operations
+    whose outputs overlap themselves (sdk.npu.execute.OVERLAP_CAUSE): such a program gives the
+    wrong result on the device and is never written. The SDK lowers again with the bmm on the
+    CPU and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
+    naming the operations. The stock partitioner's export only reports them
+    (`npu_output_overlaps`).
     """
+    cpu_ops = list(cpu_ops or [])
+    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs)
+    try:
+        return _lower_once(*args, cpu_ops, [])
+    except _OverlappingNpuOutputs as exc:
+        if not exc.npu_bmm:
+            raise ExportError(
+                "Vela compiled NPU operations whose outputs overlap themselves (the device "
+                f"would leave its write order, not the model's result): {exc}"
+            ) from None
+        workaround = {
+            "cpu_op": BMM,
+            "why": "Vela 5.1.0 compiles an Ethos-U55 MatMul whose first operand is a slice "
+            "into operations whose outputs overlap themselves: the device's result is not "
+            "the model's matmul",
+            "found": exc.found,
+        }
+    try:
+        return _lower_once(*args, [*cpu_ops, BMM], [workaround])
+    except _OverlappingNpuOutputs as exc:
+        raise ExportError(
+            f"Vela compiled NPU operations whose outputs overlap themselves, even with {BMM} "
+            f"on the CPU: {exc}"
+        ) from None
+
+
+def _lower_once(
+    quantized: QuantizedModel,
+    outdir: Path,
+    fix_boundaries: bool,
+    tosa_passes: bool,
+    failure_logs: Path | None,
+    cpu_ops: list[str],
+    workarounds: list[dict],
+) -> ExportResult:
+    """One lowering (see `lower`); raises _OverlappingNpuOutputs before writing OUTDIR."""
     from executorch.exir import to_edge_transform_and_lower
 
-    outdir = Path(outdir)
     spec = compile_spec(quantized.npu, quantized.vela_args)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
     checks = [forced] if forced else []
@@ -286,6 +340,16 @@ def lower(
             raise BoundaryError(
                 "the exported program fails the boundary audit: " + "; ".join(audit.problems)
             )
+        overlaps = npu_output_overlaps(program)
+        if fix_boundaries and overlaps:
+            npu_bmm = any(
+                n.op == "call_function" and "aten.bmm" in str(n.target)
+                for m in lowered
+                for n in m.original_module.graph_module.graph.nodes
+            )
+            raise _OverlappingNpuOutputs(overlaps, npu_bmm)
+        report["npu_output_overlaps"] = overlaps
+        report["vela_workarounds"] = workarounds
         shutil.rmtree(artifacts)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")

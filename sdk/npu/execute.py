@@ -219,25 +219,66 @@ def _finish(
     fm.write(state.region(op, _val(op, "OFM_REGION", "region")), out.reshape(shape))
 
 
+# What the device leaves in an OFM that overlaps itself is not the model's result; one known
+# cause, said wherever such a stream is found (the executor, the export, `sdk inspect`).
+OVERLAP_CAUSE = (
+    "Vela 5.1.0 compiles an Ethos-U55 MatMul whose first operand is a slice this way (its "
+    "MUL + REDUCE_SUM lowering covers the whole tensor), and what the device leaves is not "
+    "the model's matmul: keep it on the CPU (--cpu-op aten.bmm)"
+)
+
+
+@dataclass(frozen=True)
+class OverlappingOutput:
+    """An operation whose OFM elements share bytes: its result is the NPU's write order."""
+
+    operation: int
+    name: str
+    offset: int  # cmd_data byte of the operation
+    detail: str
+
+    def describe(self) -> str:
+        return (
+            f"operation {self.operation} ({self.name}, cmd_data byte {self.offset}): its OFM "
+            f"overlaps itself ({self.detail})"
+        )
+
+
+def _overlap(op: Operation, fm: FeatureMap) -> OverlappingOutput | None:
+    clash = fm.overlap()
+    if clash is None:
+        return None
+    (y0, x0, c0), (y1, x1, c1) = clash
+    detail = (
+        f"elements y={y0} x={x0} c={c0} and y={y1} x={x1} c={c1} share a byte; shape "
+        f"{fm.shape}, bases {fm.bases}, WIDTH0 {fm.width0}, strides y/x/c "
+        f"{fm.stride_y}/{fm.stride_x}/{fm.stride_c}"
+    )
+    return OverlappingOutput(op.index, op.name, op.offset, detail)
+
+
+def overlapping_outputs(decoded: DecodedCmdData) -> list[OverlappingOutput]:
+    """Every operation of the stream whose OFM overlaps itself (none in a sound stream)."""
+    found = []
+    for op in decoded.operations:
+        if op.kind in ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE"):
+            hit = _overlap(op, _feature_map(op, "OFM", _ofm_shape(op)))
+            if hit is not None:
+                found.append(hit)
+    return found
+
+
 def _refuse_overlapping(op: Operation, fm: FeatureMap) -> None:
     """An OFM whose elements share bytes has no one result: what stays there is the NPU's
     write order (its block order, and BLOCKDEP letting the next operation start early), not
-    modelled. Vela 5.1.0 emits such OFMs when an Ethos-U55 MatMul's first operand is a slice
-    of a larger tensor: its MUL + REDUCE_SUM lowering covers the whole tensor, wrapping into
-    the sliced size (through tile 1 on tile 0's base, or a stride below a row's size)."""
-    clash = fm.overlap()
-    if clash is None:
-        return
-    (y0, x0, c0), (y1, x1, c1) = clash
-    raise ProgramError(
-        f"NPU executor: operation {op.index} ({op.name}, cmd_data byte {op.offset}): its OFM "
-        f"overlaps itself (elements y={y0} x={x0} c={c0} and y={y1} x={x1} c={c1} share a "
-        f"byte; shape {fm.shape}, bases {fm.bases}, WIDTH0 {fm.width0}, strides y/x/c "
-        f"{fm.stride_y}/{fm.stride_x}/{fm.stride_c}): the result is the NPU's write order, "
-        "which the command-stream executor does not model. Vela 5.1.0 compiles an Ethos-U55 "
-        "MatMul whose first operand is a slice this way, and what the device leaves is not "
-        "the model's matmul: keep it on the CPU (--cpu-op aten.bmm)"
-    )
+    modelled. Vela 5.1.0 emits such OFMs (OVERLAP_CAUSE), wrapping into the sliced size
+    through tile 1 on tile 0's base, or a stride below a row's size."""
+    hit = _overlap(op, fm)
+    if hit is not None:
+        raise ProgramError(
+            f"NPU executor: {hit.describe()}: the result is the NPU's write order, which the "
+            f"command-stream executor does not model. {OVERLAP_CAUSE}"
+        )
 
 
 def _global_scale(op: Operation) -> tuple[int, int]:

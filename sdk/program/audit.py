@@ -158,3 +158,18 @@ def audit_program(program: LoadedProgram) -> AuditResult:
                     f"{where}: {direction} {position} (value {value_index}): {check.problem}"
                 )
     return AuditResult(delegates, sites)
+
+
+def npu_output_overlaps(program: LoadedProgram) -> list[str]:
+    """Each Ethos-U operation of the program whose OFM overlaps itself, as 'delegate i:
+    operation ...': what the device leaves there is its write order, not the model's result
+    (sdk.npu.execute.OVERLAP_CAUSE). A sound stream has none."""
+    from sdk.npu.decode import decode_cmd_data
+    from sdk.npu.execute import overlapping_outputs
+
+    found = []
+    for info in read_delegates(program):
+        if info.vela is not None:
+            for hit in overlapping_outputs(decode_cmd_data(info.vela.blocks["cmd_data"])):
+                found.append(f"delegate {info.index}: {hit.describe()}")
+    return found

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from sdk.errors import ProgramError
-from sdk.program.audit import AuditResult, DelegateInfo, audit_program
+from sdk.program.audit import AuditResult, DelegateInfo, audit_program, npu_output_overlaps
 from sdk.program.pte import LoadedProgram, operator_name
 
 if TYPE_CHECKING:
@@ -96,7 +96,17 @@ def inspect_program(
         "cpu_operators": [{"op": op, "calls": calls.get(op, 0)} for op in program.operators()],
         "delegates": delegates,
         "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
+        "npu_output_overlaps": _overlaps(program),
     }
+
+
+def _overlaps(program: LoadedProgram) -> list[str] | None:
+    """npu_output_overlaps, or None when a command stream does not decode (--npu-commands
+    says where)."""
+    try:
+        return npu_output_overlaps(program)
+    except ProgramError:
+        return None
 
 
 def _npu_commands_json(decoded: DecodedCmdData | ProgramError) -> dict:
@@ -148,6 +158,11 @@ def render_text(report: dict, npu_commands: NpuCommands | None = None) -> str:
     else:
         lines.append("boundary audit: FAILED")
         lines += [f"  {p}" for p in audit["problems"]]
+    if report["npu_output_overlaps"]:
+        from sdk.npu.execute import OVERLAP_CAUSE
+
+        lines.append(f"NPU outputs overlapping themselves: {OVERLAP_CAUSE}")
+        lines += [f"  {o}" for o in report["npu_output_overlaps"]]
     return "\n".join(lines)
 
 

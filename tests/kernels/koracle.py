@@ -6,7 +6,7 @@ from __future__ import annotations
 import executorch.kernels.quantized  # noqa: F401  (registers quantized_decomposed kernels)
 import numpy as np
 import torch
-from executorch.exir import to_edge_transform_and_lower
+from executorch.exir import to_edge
 from executorch.runtime import Runtime
 
 from sdk.program.pte import load_program, operator_name
@@ -27,9 +27,10 @@ class Fn(torch.nn.Module):
 
 
 def export(fn, inputs: tuple[torch.Tensor, ...]) -> bytes:
-    """The .pte of a CPU-only program computing fn(*inputs)."""
+    """The .pte of a CPU-only program computing fn(*inputs). (to_edge: with no partitioner
+    to_edge_transform_and_lower makes the same program, decomposing twice.)"""
     ep = torch.export.export(Fn(fn), inputs)
-    return to_edge_transform_and_lower(ep).to_executorch().buffer
+    return to_edge(ep).to_executorch().buffer
 
 
 def run(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from sdk.errors import ProgramError
 from sdk.npz import read_arrays, write_arrays
 from sdk.targets.host import host_runner, run_host
 from sdk.vnpu.command_stream import CommandStreamExecutor
+
+ZOO = Path(__file__).parents[1] / "export" / "models"
 
 
 @pytest.fixture(scope="module")
@@ -71,26 +74,47 @@ def test_an_unknown_executor_is_a_usage_error(exported, tmp_path, capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
-# A network wholly on the NPU (BMM included, INT8) and a small INT16 one: what stock ExecuTorch
-# lowers with a clean INT boundary.
-STOCK_CASES = [("yolo_attention", "int8"), (str(MODELS / "conv_act.py"), "int16")]
+# What stock ExecuTorch lowers with a clean INT boundary: a small INT16 network and the
+# MobileNetV2-style stage of the zoo at INT8.
+STOCK_CASES = {
+    "conv_act-int16": (str(MODELS / "conv_act.py"), "int16"),
+    "mobilenet_v2_block-int8": (str(ZOO / "mobilenet_v2_block.py"), "int8"),
+}
+
+
+def _run_alone(program, quantized, capsys, *options: str) -> tuple[int, str]:
+    """`sdk run --target host` on a .pte alone in its folder; (exit code, stderr)."""
+    inputs = program.parent / "in.npz"
+    write_arrays(inputs, [t.numpy() for t in quantized.loaded.example_inputs])
+    argv = ["run", "--target", "host", str(program), "--inputs", str(inputs)]
+    code = main([*argv, "-o", str(program.parent / "out.npz"), *options])
+    return code, capsys.readouterr().err
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("model", "quant"), STOCK_CASES, ids=["yolo_attention-int8", "conv_act-int16"]
-)
-def test_a_stock_executorch_program_runs_on_the_command_stream(stock_program, model, quant, capsys):
+@pytest.mark.parametrize("case", STOCK_CASES)
+def test_a_stock_executorch_program_runs_on_the_command_stream(stock_program, case, capsys):
     """A .pte lowered by ExecuTorch's EthosUPartitioner alone, with no saved TOSA: it passes
     the audit, and the command-stream executor gives the quantized PyTorch model's results."""
-    program, quantized = stock_program(model, quant)
+    program, quantized = stock_program(*STOCK_CASES[case])
     assert not (program.parent / "tosa").exists()
     assert main(["inspect", str(program)]) == 0, capsys.readouterr().err
     assert "boundary audit: ok" in capsys.readouterr().out
-    inputs = program.parent / "in.npz"
-    write_arrays(inputs, [t.numpy() for t in quantized.loaded.example_inputs])
-    out = program.parent / "out.npz"
-    argv = ["run", "--target", "host", str(program), "--inputs", str(inputs), "-o", str(out)]
-    assert main([*argv, "--npu-executor", "command-stream"]) == 0, capsys.readouterr().err
-    assert_program_matches(quantized, program, read_arrays(out))
-    assert main(argv) == 1 and "no saved TOSA" in capsys.readouterr().err
+    code, err = _run_alone(program, quantized, capsys, "--npu-executor", "command-stream")
+    assert code == 0, err
+    assert_program_matches(quantized, program, read_arrays(program.parent / "out.npz"))
+    code, err = _run_alone(program, quantized, capsys)
+    assert code == 1 and "no saved TOSA" in err
+
+
+@pytest.mark.slow
+def test_a_stock_program_vela_miscompiled_is_refused_not_run(stock_program, capsys):
+    """The YOLO example at INT8, stock: its bmm's first operand is a slice, which Vela 5.1.0
+    compiles into outputs that overlap themselves. `sdk inspect` flags it (exit 3) and the
+    command-stream executor refuses it, naming the operation: no wrong result is returned."""
+    program, quantized = stock_program("yolo_attention", "int8")
+    assert main(["inspect", str(program)]) == 3
+    assert "overlaps itself" in capsys.readouterr().err
+    code, err = _run_alone(program, quantized, capsys, "--npu-executor", "command-stream")
+    assert code == 1 and "OFM overlaps itself" in err and "--cpu-op aten.bmm" in err
+    assert not (program.parent / "out.npz").exists()
