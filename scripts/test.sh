@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 .venv/bin/ruff check sdk tests bench examples
 .venv/bin/ruff format --check sdk tests bench examples
-exec .venv/bin/pytest "$@"
+# Two workers (this is a 2-core machine): the kernel tests beside everything else
+# (tests/conftest.py groups them); `-n 0` runs in one process.
+exec .venv/bin/pytest -n 2 --dist loadgroup "$@"

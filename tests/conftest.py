@@ -60,6 +60,15 @@ class ExportCase:
     result: object  # sdk.export.pipeline.ExportResult
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Two groups for `pytest -n 2 --dist loadgroup` (scripts/test.sh): the kernel tests (a
+    thousand one-op exports, no shared exports or firmware with the rest) and everything else,
+    each on its own worker, so each group's session fixtures are made once."""
+    for item in items:
+        group = "kernels" if item.path.is_relative_to(REPO / "tests" / "kernels") else "rest"
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def quantized_model():
     """quantized_model(model, quant) -> sdk.export.pipeline.QuantizedModel, once per session.
@@ -140,14 +149,19 @@ def every_kernel_elf(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def host_build() -> Path:
     """`scons host=1`: unit tests, host runner, fuzz target (ASan + UBSan)."""
+    import fcntl
+
     from sdk.firmware.build import scons_command
 
-    result = subprocess.run(
-        [*scons_command(), "-C", str(REPO), "-j2", "host=1"],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    HOST_BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    with open(HOST_BUILD_DIR.parent / ".host-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one SCons at a time in build/ (pytest -n workers)
+        result = subprocess.run(
+            [*scons_command(), "-C", str(REPO), "-j2", "host=1"],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return HOST_BUILD_DIR
 
