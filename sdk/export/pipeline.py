@@ -350,6 +350,11 @@ def _lower_once(
             raise _OverlappingNpuOutputs(overlaps, npu_bmm)
         report["npu_output_overlaps"] = overlaps
         report["vela_workarounds"] = workarounds
+        for workaround in workarounds:  # the SDK's choice, not the user's --cpu-op
+            report["cpu_ops_forced"].remove(workaround["cpu_op"])
+            for node in report["cpu_nodes"]:
+                if node["target"] == workaround["cpu_op"]:
+                    node["reason"] = f"moved onto the CPU by the SDK: {workaround['why']}"
         shutil.rmtree(artifacts)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")

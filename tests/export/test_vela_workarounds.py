@@ -28,6 +28,9 @@ def test_the_sdk_moves_a_miscompiled_bmm_to_the_cpu(export_case):
     assert workaround["found"] and all("overlaps itself" in f for f in workaround["found"])
     assert report["npu_output_overlaps"] == []
     assert "aten::bmm.out" in report["program"]["cpu_operators"]
+    assert report["cpu_ops_forced"] == []  # the user forced nothing
+    bmm = [n for n in report["cpu_nodes"] if n["target"] == "aten.bmm.default"]
+    assert bmm and all(n["reason"].startswith("moved onto the CPU by the SDK") for n in bmm)
     inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
     runs = {
         kind: host_runner(case.result.program_path, npu_executor=kind).run(inputs)
