@@ -211,6 +211,8 @@ def lower(
     naming the operations. The stock partitioner's export only reports them
     (`npu_output_overlaps`).
     """
+    from sdk.npu.execute import MISCOMPILED_MATMUL
+
     cpu_ops = list(cpu_ops or [])
     args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs)
     try:
@@ -223,9 +225,7 @@ def lower(
             ) from None
         workaround = {
             "cpu_op": BMM,
-            "why": "Vela 5.1.0 compiles an Ethos-U55 MatMul whose first operand is a slice "
-            "into operations whose outputs overlap themselves: the device's result is not "
-            "the model's matmul",
+            "why": MISCOMPILED_MATMUL,
             "found": exc.found,
         }
     try:

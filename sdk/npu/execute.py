@@ -221,11 +221,12 @@ def _finish(
 
 # What the device leaves in an OFM that overlaps itself is not the model's result; one known
 # cause, said wherever such a stream is found (the executor, the export, `sdk inspect`).
-OVERLAP_CAUSE = (
-    "Vela 5.1.0 compiles an Ethos-U55 MatMul whose first operand is a slice this way (its "
-    "MUL + REDUCE_SUM lowering covers the whole tensor), and what the device leaves is not "
-    "the model's matmul: keep it on the CPU (--cpu-op aten.bmm)"
+MISCOMPILED_MATMUL = (
+    "Vela 5.1.0 compiles an Ethos-U55 MatMul whose first operand is a slice into operations "
+    "whose outputs overlap themselves (its MUL + REDUCE_SUM lowering covers the whole unsliced "
+    "tensor): the device's result is not the model's matmul"
 )
+OVERLAP_CAUSE = f"{MISCOMPILED_MATMUL}; keep it on the CPU (--cpu-op aten.bmm)"
 
 
 @dataclass(frozen=True)
