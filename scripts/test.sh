@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 .venv/bin/ruff check sdk tests bench examples
 .venv/bin/ruff format --check sdk tests bench examples
-# Two workers (this is a 2-core machine): the kernel tests beside everything else
-# (tests/conftest.py groups them); `-n 0` runs in one process.
+# Two workers (this is a 2-core machine): the kernel and NPU-model tests beside everything
+# else (tests/conftest.py, FIRST_WORKER); `-n 0` runs in one process.
 exec .venv/bin/pytest -n 2 --dist loadgroup "$@"

@@ -60,13 +60,19 @@ class ExportCase:
     result: object  # sdk.export.pipeline.ExportResult
 
 
+# The test folders of the first worker under `pytest -n 2 --dist loadgroup` (scripts/test.sh):
+# the kernel tests (a thousand one-op exports of their own) and the NPU model's (its own tiny
+# models; it exports the two examples again), about half of the suite's time.
+FIRST_WORKER = ("kernels", "npu")
+
+
 def pytest_collection_modifyitems(items) -> None:
-    """Two groups for `pytest -n 2 --dist loadgroup` (scripts/test.sh): the kernel tests (a
-    thousand one-op exports, no shared exports or firmware with the rest) and everything else,
-    each on its own worker, so each group's session fixtures are made once."""
+    """Two xdist groups, each on one worker, so each group's session fixtures (exports,
+    firmware builds) are made once: FIRST_WORKER's folders and everything else."""
+    first = [REPO / "tests" / name for name in FIRST_WORKER]
     for item in items:
-        group = "kernels" if item.path.is_relative_to(REPO / "tests" / "kernels") else "rest"
-        item.add_marker(pytest.mark.xdist_group(group))
+        mine = any(item.path.is_relative_to(folder) for folder in first)
+        item.add_marker(pytest.mark.xdist_group("+".join(FIRST_WORKER) if mine else "rest"))
 
 
 @pytest.fixture(scope="session")
