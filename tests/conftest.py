@@ -66,6 +66,7 @@ class ExportCase:
 FIRST_WORKER = ("kernels", "npu")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the node ids
 def pytest_collection_modifyitems(items) -> None:
     """Two xdist groups, each on one worker, so each group's session fixtures (exports,
     firmware builds) are made once: FIRST_WORKER's folders and everything else."""
