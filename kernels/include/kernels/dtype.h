@@ -59,6 +59,7 @@ constexpr uint32_t kRealBoolDtypes = kRealDtypes | bit(ScalarType::Bool);
 // The 16-bit floats (reduced_float.h), and ExecuTorch's sets with them (its
 // ET_SWITCH_FLOATHBF16 / REALHBF16 / REALHBBF16).
 constexpr uint32_t kReducedDtypes = bit(ScalarType::Half) | bit(ScalarType::BFloat16);
+constexpr uint32_t kFloatHDtypes = kFloatDtypes | bit(ScalarType::Half);
 constexpr uint32_t kFloatHBF16Dtypes = kFloatDtypes | kReducedDtypes;
 constexpr uint32_t kRealHBF16Dtypes = kRealDtypes | kReducedDtypes;
 constexpr uint32_t kRealHBBF16Dtypes = kRealBoolDtypes | kReducedDtypes;
