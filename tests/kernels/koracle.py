@@ -104,6 +104,16 @@ def bf16_io(fn, inputs: tuple[torch.Tensor, ...]):
     return io, tuple(t.float() if t.dtype == torch.bfloat16 else t for t in inputs)
 
 
+def reduced_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b (batched or not) as ExecuTorch's portable kernels compute Half and BFloat16:
+    sum = 0, then sum += a[.., k] * b[.., k, :] for k in order, every product and every sum
+    rounded to the dtype (PyTorch's elementwise ops on the dtype round each result so)."""
+    out = torch.zeros(*a.shape[:-1], b.shape[-1], dtype=a.dtype)
+    for k in range(a.shape[-1]):
+        out = out + a[..., k : k + 1] * b[..., k : k + 1, :]
+    return out
+
+
 def reduced_edges(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Operand pairs at the edges of a 16-bit float: sums that are exact ties (round to even,
     down then up), overflow at the largest finite value (a tie, to infinity) and just below,

@@ -27,12 +27,13 @@
 namespace kernels {
 
 // Integer arithmetic that wraps (in C's width) instead of overflowing; plain
-// arithmetic for floating types; Bool computes in int and tests non-zero.
+// arithmetic for floating types (Half and BFloat16: c10's, rounding each result to the
+// type); Bool computes in int and tests non-zero.
 template <typename C>
 struct Arith {
   using U = std::conditional_t<(sizeof(C) > 4), uint64_t, uint32_t>;
   static C add(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x + y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return (static_cast<int>(x) + static_cast<int>(y)) != 0;
@@ -41,7 +42,7 @@ struct Arith {
     }
   }
   static C sub(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x - y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return (static_cast<int>(x) - static_cast<int>(y)) != 0;
@@ -50,7 +51,7 @@ struct Arith {
     }
   }
   static C mul(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x * y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return x && y;
