@@ -57,6 +57,21 @@ def test_conv2d(check, shape, cout, k, s, p, d, g, bias) -> None:
     check(conv, data(shape, torch.float32, 1), ops=CONV)
 
 
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_conv_reduced_float(check, dtype) -> None:
+    """Half / BFloat16 accumulate in the dtype (every product and sum rounds), the bias
+    last: ExecuTorch's portable kernel, bit for bit."""
+    torch.manual_seed(5)
+    for shape, cout, k, s, p, d, g, bias in [CONV2D[0], CONV2D[2], CONV2D[3]]:
+        conv = torch.nn.Conv2d(shape[1], cout, k, stride=s, padding=p, dilation=d, groups=g,
+                               bias=bias).to(dtype)  # fmt: skip
+        check(conv, data(shape, dtype, 1) * 4, ops=CONV, rtol=0)
+    conv_t = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    check(conv_t.to(dtype), data((1, 4, 5, 5), dtype, 2), ops=CONV, rtol=0)
+    check(torch.nn.Conv1d(4, 8, 3, padding=1).to(dtype), data((2, 4, 19), dtype, 3), ops=CONV,
+          rtol=0)  # fmt: skip
+
+
 @pytest.mark.parametrize("s,p,d,g", [(1, 0, 1, 1), (2, 1, 1, 1), (1, 2, 2, 2), (3, 1, 1, 4)])
 def test_conv1d(check, s, p, d, g) -> None:
     torch.manual_seed(s + p)
