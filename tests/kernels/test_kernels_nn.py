@@ -294,6 +294,19 @@ def test_avg_pool2d_dtypes(check, dtype, divisor) -> None:
     check(lambda t: F.avg_pool2d(t, 2, 2, 1, True, False, divisor), x, ops=AVGPOOL)
 
 
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_pools_reduced_float(check, dtype) -> None:
+    """Half / BFloat16: max compares through float (ties: the first wins; a first NaN stays),
+    avg sums and divides in the dtype (ExecuTorch's portable kernels, bit for bit)."""
+    x = (data((1, 2, 7, 7), torch.float32, 28) * 4).round().to(dtype)  # ties
+    x[0, 0, 0, 0] = x[0, 1, 3, 3] = float("nan")
+    check(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x, ops=MAXPOOL, rtol=0)
+    y = data((2, 3, 9, 8), dtype, 29) * 100
+    for k, s, p, ceil, include_pad, divisor in [AVG[0], AVG[3], AVG[6], AVG[8]]:
+        check(lambda t, a=(k, s, p, ceil, include_pad, divisor): F.avg_pool2d(t, *a), y,
+              ops=AVGPOOL, rtol=0)  # fmt: skip
+
+
 def test_avg_pool2d_3d_input(check) -> None:
     check(torch.nn.AvgPool2d(2), data((4, 6, 6), torch.float32, 27), ops=AVGPOOL)
 
