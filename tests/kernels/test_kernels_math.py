@@ -281,3 +281,14 @@ def test_reduced_float_promotion(check, a_dtype, b_dtype) -> None:
 def test_reduced_float_sigmoid(check, dtype) -> None:
     a, b = oracle.reduced_edges(dtype)
     check(torch.sigmoid, torch.cat([a, b]), ops=["aten::sigmoid.out"], rtol=0)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_sum_and_mean(check, dtype) -> None:
+    """A Half / BFloat16 out accumulates in float and rounds once (ExecuTorch's ACC)."""
+    x = data((3, 40, 5), dtype, 16) * 100
+    for dims in ([1], [-1], [0, 2]):
+        check(lambda t, d=dims: t.sum(dim=d), x, ops=["aten::sum.IntList_out"], rtol=0)
+        check(lambda t, d=dims: t.mean(dim=d), x, ops=["aten::mean.out"], rtol=0)
+    check(lambda t: t.sum(dim=1, dtype=torch.float32), x, ops=["aten::sum.IntList_out"], rtol=0)
+    check(lambda t: t.mean(), x, ops=["aten::mean.dtype_out"], rtol=0)
