@@ -292,3 +292,11 @@ def test_reduced_float_sum_and_mean(check, dtype) -> None:
         check(lambda t, d=dims: t.mean(dim=d), x, ops=["aten::mean.out"], rtol=0)
     check(lambda t: t.sum(dim=1, dtype=torch.float32), x, ops=["aten::sum.IntList_out"], rtol=0)
     check(lambda t: t.mean(), x, ops=["aten::mean.dtype_out"], rtol=0)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_softmax(check, dtype) -> None:
+    """Half / BFloat16: the max in the dtype, exp and the sum in float, one rounding."""
+    for shape, dim in [((4, 6), -1), ((2, 3, 5), 1)]:
+        x = data(shape, dtype, 14)
+        check(lambda t, d=dim: torch.softmax(t, dim=d), x, ops=["aten::_softmax.out"], rtol=0)
