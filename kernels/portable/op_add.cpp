@@ -65,7 +65,7 @@ rt::Error add_tensor(const char* op, const rt::Tensor& a, const rt::Tensor& b, c
   RT_TRY((check_common<kSelected, kSub>(op, common, alpha)));
   StridedLoop<3> loop;
   RT_TRY(binary_loop(op, a, b, out, loop));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute, [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
     C al;
     RT_CHECK(scalar_to<C>(alpha, al), rt::Error::InvalidArgument, "%s: alpha does not fit %s", op,
@@ -81,7 +81,7 @@ rt::Error add_scalar(const char* op, const rt::Tensor& a, const Scalar& b, const
   RT_CHECK(common == a.dtype, rt::Error::DtypeMismatch, "%s: a %s scalar would promote self's dtype %s to %s", op,
            rt::scalar_type_name(scalar_dtype(b)), rt::scalar_type_name(a.dtype), rt::scalar_type_name(common));
   RT_TRY((check_common<kSelected, kSub>(op, common, alpha)));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute, [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
     C al;
     RT_CHECK(scalar_to<C>(alpha, al), rt::Error::InvalidArgument, "%s: alpha does not fit %s", op,

@@ -4,7 +4,9 @@
 // broadcasting. Semantics of ExecuTorch's portable kernel:
 // each output element sums k = 0..n-1 in order, starting from 0 (the pip
 // package's runtime sums floats in another order: results agree to a few ulps
-// of the terms, not bit for bit); integers wrap. The multiply and its Helium
+// of the terms, not bit for bit); integers wrap; Half and BFloat16 accumulate in
+// the dtype, rounding every product and sum (ExecuTorch's portable kernel; its
+// pip runtime's optimized bmm sums in float). The multiply and its Helium
 // blocks: kernels/matmul.h.
 #include <stdint.h>
 
@@ -16,7 +18,7 @@
 namespace kernels {
 namespace {
 
-constexpr uint32_t kBmmDtypes = kRealDtypes;
+constexpr uint32_t kBmmDtypes = kRealHBF16Dtypes;
 
 }  // namespace
 

@@ -7,8 +7,11 @@
 // std::max/std::min otherwise (so max(-0.0, 0.0) is -0.0). ExecuTorch's dtype rules:
 //   clamp.out        common = promote_type_with_scalar(self, min, max), which must be out's
 //                    dtype; a bound outside out's range is refused (floats: finite ones).
+//                    Half and BFloat16 compute in Float (a bound is a float, the result
+//                    rounds to out's dtype).
 //   clamp.Tensor_out common = promoteTypes(self, min, max), castable to out; broadcasts.
-//   hardtanh.out     self's dtype = out's (no Bool); each bound cast to it, refused when it
+//   hardtanh.out     self's dtype = out's (no Bool), Half and BFloat16 computed in that dtype
+//                    (a result is an operand, bit for bit); each bound cast to it, refused when it
 //                    overflows (c10::overflows: an integer bound may wrap into an unsigned
 //                    dtype, e.g. -5 -> 251 for Byte; a float bound truncates toward zero).
 //   relu.out         self's dtype = out's (no Bool); x < 0 -> 0 (NaN and -0.0 stay).
@@ -27,19 +30,20 @@ namespace kernels {
 namespace {
 
 // ExecuTorch's max_override / min_override.
+// Half and BFloat16 (hardtanh, relu) compare through float and return an operand unchanged.
 template <typename C>
 C max_of(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
+  if constexpr (is_float_v<C>) {
+    if (a != a) return a;
+    if (b != b) return b;
   }
   return a < b ? b : a;
 }
 template <typename C>
 C min_of(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
+  if constexpr (is_float_v<C>) {
+    if (a != a) return a;
+    if (b != b) return b;
   }
   return b < a ? b : a;
 }
@@ -135,10 +139,12 @@ inline rt::Error check_clamp_bound(const char* op, const char* name, const Scala
       fits = i >= static_cast<int64_t>(std::numeric_limits<T>::lowest()) &&
              i <= static_cast<int64_t>(std::numeric_limits<T>::max());
     });
-  } else if (out == ScalarType::Float) {
+  } else if (out != ScalarType::Double) {
+    const double max = out == ScalarType::Float       ? static_cast<double>(std::numeric_limits<float>::max())
+                       : out == ScalarType::Half      ? static_cast<double>(static_cast<float>(Half::max()))
+                                                      : static_cast<double>(static_cast<float>(BFloat16::max()));
     const double d = v.to_double();
-    fits = !isfinite(d) || (d >= -static_cast<double>(std::numeric_limits<float>::max()) &&
-                            d <= static_cast<double>(std::numeric_limits<float>::max()));
+    fits = !isfinite(d) || (d >= -max && d <= max);
   }
   RT_CHECK(fits, rt::Error::InvalidArgument, "%s: %s is out of the range of out's dtype %s", op, name,
            rt::scalar_type_name(out));
@@ -185,7 +191,7 @@ rt::Error aten_clamp_out(rt::KernelContext&, rt::Value* const* args, size_t narg
   if (has_lo) RT_TRY(check_clamp_bound(op, "min", lo, out->dtype));
   if (has_hi) RT_TRY(check_clamp_bound(op, "max", hi, out->dtype));
   RT_TRY(check_same_shape(op, "self", *self, "out", *out));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     Clamp<C> f{};
     f.has_lo = has_lo;
@@ -226,7 +232,7 @@ rt::Error aten_clamp_Tensor_out(rt::KernelContext&, rt::Value* const* args, size
   const rt::Tensor& max_t = hi != nullptr ? *hi : *self;
   StridedLoop<4> loop;
   RT_TRY(ternary_loop(op, *self, min_t, max_t, *out, loop));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     return apply_ternary<C, kSelected>(op, *self, min_t, max_t, *out, loop, kNames,
                                        ClampTensor<C>{lo != nullptr, hi != nullptr});
@@ -247,7 +253,7 @@ rt::Error aten_hardtanh_out(rt::KernelContext&, rt::Value* const* args, size_t n
   RT_TRY(a.tensor(3, "out", out));
   RT_TRY(a.returned(4, out));
   const char* op = a.op();
-  return clamp_same_dtype<kRealDtypes, kSelected>(op, *self, *out, [&](auto& f) {
+  return clamp_same_dtype<kRealHBF16Dtypes, kSelected>(op, *self, *out, [&](auto& f) {
     using C = decltype(f.lo);
     f.has_lo = f.has_hi = true;
     RT_CHECK(scalar_cast_checked<C>(lo, f.lo), rt::Error::InvalidArgument, "%s: min_val overflows dtype %s", op,
@@ -269,7 +275,7 @@ rt::Error aten_relu_out(rt::KernelContext&, rt::Value* const* args, size_t nargs
   RT_TRY(a.tensor(1, "out", out));
   RT_TRY(a.returned(2, out));
   // isnan(x) || x >= 0 ? x : 0 is max(x, 0) with x first: a NaN x stays, -0.0 stays.
-  return clamp_same_dtype<kRealDtypes, kSelected>(a.op(), *self, *out, [](auto& f) {
+  return clamp_same_dtype<kRealHBF16Dtypes, kSelected>(a.op(), *self, *out, [](auto& f) {
     f.has_lo = true;
     f.has_hi = false;
     return rt::Error::Ok;

@@ -8,7 +8,8 @@
 //   - each output element starts from 0, adds input * weight over its
 //     group's input channels, then the kernel rows and columns, in order
 //     (taps outside the input are skipped, not added as zeros), and the bias
-//     last. Integers compute in the dtype and wrap;
+//     last. Integers compute in the dtype and wrap; Half and BFloat16 too (every
+//     product and sum rounds to the dtype, as ExecuTorch's `CTYPE accum`);
 //   - transposed: out starts as the bias (or 0) and every input element adds
 //     input * weight into the outputs it reaches, input rows, columns and
 //     channels in order, then kernel rows and columns.
@@ -36,7 +37,7 @@
 namespace kernels {
 namespace {
 
-constexpr uint32_t kConvDtypes = kRealDtypes;
+constexpr uint32_t kConvDtypes = kRealHBF16Dtypes;
 
 // The call as a 2-d convolution (1-d: H = 1, a 1-row kernel, stride,
 // padding and dilation 1/0/1 along H).
@@ -51,7 +52,7 @@ struct Conv {
 
 template <typename T>
 T mul_add(T acc, T x, T w) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     return acc + x * w;
   } else {
     using U = std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>;
@@ -61,7 +62,7 @@ T mul_add(T acc, T x, T w) {
 
 template <typename T>
 T plus(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     return a + b;
   } else {
     using U = std::conditional_t<(sizeof(T) > 4), uint64_t, uint32_t>;
@@ -380,8 +381,8 @@ rt::Error aten_convolution_out(rt::KernelContext&, rt::Value* const* args, size_
     using T = typename decltype(tag)::type;
     BiasOf<T> bias{ca.bias != nullptr, nullptr, nullptr};
     if (bias.present) {
-      bias.load = load_fn<T, kSelected & kRealDtypes>(ca.bias->dtype);
-      if (bias.load == nullptr) return dtype_unavailable(kRealDtypes, op, "bias", ca.bias->dtype);
+      bias.load = load_fn<T, kSelected & kRealHBF16Dtypes>(ca.bias->dtype);
+      if (bias.load == nullptr) return dtype_unavailable(kRealHBF16Dtypes, op, "bias", ca.bias->dtype);
       bias.data = ca.bias->data;
     }
     if (out.numel == 0) return rt::Error::Ok;

@@ -7,6 +7,9 @@
 // Per channel, ExecuTorch has two formulas and so do we: int8 input with a
 // Float out takes its "optimized" path, float(double(q - zp) * scale) with
 // scale in double; every other dtype computes float(q - zp) * float(scale).
+// A Half out (ExecuTorch's FLOATH switch: no BFloat16) rounds that float to Half; per
+// channel, ExecuTorch's 1-d path converts q - zp to Half before the multiply, so it does
+// here (which rounds |q - zp| > 2048).
 #include <stdint.h>
 
 #include <type_traits>
@@ -22,7 +25,7 @@
 namespace kernels {
 namespace {
 
-constexpr uint32_t kOutDtypes = kFloatDtypes;
+constexpr uint32_t kOutDtypes = kFloatHDtypes;
 
 // q - zp with int32 wrap-around (ExecuTorch subtracts in int32).
 template <typename Q>
@@ -230,8 +233,16 @@ rt::Error quantized_decomposed_dequantize_per_channel_out(rt::KernelContext&, rt
             }
           } else {
             const float sc = static_cast<float>(scale_at(c));
-            for (size_t i = 0; i < s.inner; ++i) {
-              o[base + i] = static_cast<O>(static_cast<O>(q[base + i] - zp) * sc);
+            if constexpr (std::is_same_v<O, Half>) {
+              const bool one_d = in->dim == 1;
+              for (size_t i = 0; i < s.inner; ++i) {
+                const float d = static_cast<float>(static_cast<int32_t>(q[base + i] - zp));
+                o[base + i] = O((one_d ? static_cast<float>(O(d)) : d) * sc);
+              }
+            } else {
+              for (size_t i = 0; i < s.inner; ++i) {
+                o[base + i] = static_cast<O>(static_cast<O>(q[base + i] - zp) * sc);
+              }
             }
           }
         }

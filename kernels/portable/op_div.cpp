@@ -125,7 +125,7 @@ rt::Error div_tensor(const char* op, const rt::Tensor& a, const rt::Tensor& b, r
            rt::scalar_type_name(out.dtype));
   StridedLoop<3> loop;
   RT_TRY(binary_loop(op, a, b, out, loop));
-  return dispatch<kFloatDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kFloatDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     return apply_binary<C, kSelected>(op, a, b, out, loop, Divide<C>{});
   });
@@ -149,7 +149,7 @@ rt::Error div_tensor_rounded(const char* op, const rt::Tensor& a, const rt::Tens
   RT_TRY(check_rounded_common(op, common, out));
   StridedLoop<3> loop;
   RT_TRY(binary_loop(op, a, b, out, loop));
-  return dispatch<kRealDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kRealDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     if constexpr (!std::is_floating_point_v<C>) {
       // Every element of other takes part unless out is empty.
@@ -169,7 +169,7 @@ rt::Error div_scalar(const char* op, const rt::Tensor& a, const Scalar& b, rt::T
   RT_CHECK(common == out.dtype, rt::Error::DtypeMismatch, "%s: result dtype %s != out dtype %s", op,
            rt::scalar_type_name(common), rt::scalar_type_name(out.dtype));
   RT_TRY(check_same_shape(op, "self", a, "out", out));
-  return dispatch<kFloatDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kFloatDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     return apply_unary<C, kSelected>(op, a, out, DivideBy<C>{{}, scalar_cast<C>(b)});
   });
@@ -182,7 +182,7 @@ rt::Error div_scalar_rounded(const char* op, const rt::Tensor& a, const Scalar& 
   RT_CHECK(!(is_integral(common) && b.to_double() == 0.0), rt::Error::InvalidArgument,
            "%s: integer division by zero", op);
   RT_TRY(check_same_shape(op, "self", a, "out", out));
-  return dispatch<kRealDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
+  return dispatch_compute<kRealDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
     using C = typename decltype(tag)::type;
     const C divisor = scalar_cast<C>(b);
     // A divisor that wraps to 0 in C (256 for Char): undefined in ExecuTorch, refused here.

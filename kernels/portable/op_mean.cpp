@@ -27,22 +27,23 @@ rt::Error mean(const char* op, const rt::Tensor& self, const Optional<rt::ArrayR
            rt::scalar_type_name(self.dtype));
   Reduction r;
   RT_TRY(make_reduction(op, self, dim, keepdim, out, r));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {
+  return dispatch<kRealHBBF16Dtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
-    return dispatch<kFloatDtypes, kSelected>(op, "out", out.dtype, [&](auto out_tag) {
+    return dispatch<kFloatHBF16Dtypes, kSelected>(op, "out", out.dtype, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
+      using Acc = arith_t<Out>;  // Half and BFloat16: float, rounded once (ExecuTorch's ACC)
       const In* x = self.data_as<In>();
       Out* y = out.data_as<Out>();
-      const Out count = static_cast<Out>(r.count);
+      const Acc count = static_cast<Acc>(r.count);
       r.for_each_output([&](size_t o, size_t base) {
         bool first = true;
-        Out acc = Out(0);
+        Acc acc = Acc(0);
         r.walk(base, [&](size_t i) {
-          const Out v = static_cast<Out>(x[i]);
+          const Acc v = convert<Acc>(x[i]);
           acc = first ? v : acc + v;
           first = false;
         });
-        y[o] = acc / count;  // 0/0 = NaN for an empty reduction, as in PyTorch
+        y[o] = convert<Out>(acc / count);  // 0/0 = NaN for an empty reduction, as in PyTorch
       });
       return rt::Error::Ok;
     });

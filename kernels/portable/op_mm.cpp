@@ -20,6 +20,11 @@
 // semantics: out (out_features,)), where ExecuTorch refuses it. Each element is
 // the dot of an input row and a weight row in k order (matmul_transposed), then
 // + bias in the dtype (integers wrap).
+//
+// Half and BFloat16: mm and addmm compute in the dtype as ExecuTorch's portable kernels do
+// (every product, partial sum, * alpha, * beta and + rounds to it). linear has no portable
+// kernel in ExecuTorch; its optimized one (a gemm) computes the dot in float, adds the bias
+// in float and rounds once, and so does this one (the dot in k order).
 #include <stdint.h>
 
 #include <type_traits>
@@ -35,7 +40,7 @@
 namespace kernels {
 namespace {
 
-constexpr uint32_t kMmDtypes = kRealDtypes;
+constexpr uint32_t kMmDtypes = kRealHBF16Dtypes;
 
 // The checks of a (m x n) @ (n x p) -> out (m x p) product.
 rt::Error check_product(const char* op, const char* a_name, const rt::Tensor& a, const char* b_name,
@@ -159,6 +164,20 @@ rt::Error aten_linear_out(rt::KernelContext&, rt::Value* const* args, size_t nar
   return dispatch<kMmDtypes, kSelected>(op, "input", input->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* y = out->data_as<T>();
+    if constexpr (is_reduced_float_v<T>) {
+      const T* x = input->data_as<T>();
+      const T* w = weight->data_as<T>();
+      const T* b = bias != nullptr ? bias->data_as<T>() : nullptr;
+      const size_t step = bias != nullptr && bias->sizes[0] == 1 ? 0 : 1;
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < p; ++j) {
+          float acc = 0.0f;
+          for (size_t k = 0; k < n; ++k) acc += static_cast<float>(x[i * n + k]) * static_cast<float>(w[j * n + k]);
+          y[i * p + j] = T(b != nullptr ? static_cast<float>(b[j * step]) + acc : acc);
+        }
+      }
+      return rt::Error::Ok;
+    }
     matmul_transposed<T>(input->data_as<T>(), weight->data_as<T>(), y, m, n, p);
     if (bias != nullptr) {
       const T* b = bias->data_as<T>();

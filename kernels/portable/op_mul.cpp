@@ -41,7 +41,7 @@ rt::Error aten_mul_out(rt::KernelContext&, rt::Value* const* args, size_t nargs)
   RT_TRY(binary_compute_type(op, *self, *other, *out, common, compute));
   StridedLoop<3> loop;
   RT_TRY(binary_loop(op, *self, *other, *out, loop));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute, [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
     return apply_binary<C, kSelected>(op, *self, *other, *out, loop, Mul<C>{});
   });
@@ -62,7 +62,7 @@ rt::Error aten_mul_Scalar_out(rt::KernelContext&, rt::Value* const* args, size_t
   const char* op = a.op();
   ScalarType common, compute;
   RT_TRY(scalar_compute_type(op, *self, other, *out, common, compute));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute, [&](auto tag) {
+  return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
     const ScalarTensor<C> b(scalar_cast<C>(other));
     StridedLoop<3> loop;

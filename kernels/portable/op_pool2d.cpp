@@ -16,7 +16,8 @@
 //   - avg: the window's in-bounds elements summed in row-major order, divided
 //     by divisor_override, or by the window clipped to the padded input
 //     (count_include_pad) or to the input itself. Long divides as integers
-//     (toward zero) and wraps.
+//     (toward zero) and wraps. Half and BFloat16 sum and divide in the dtype (each
+//     sum and the quotient round to it, as ExecuTorch's CTYPE accumulator does).
 #include <stdint.h>
 
 #include <type_traits>
@@ -29,8 +30,8 @@
 namespace kernels {
 namespace {
 
-constexpr uint32_t kMaxPoolDtypes = kRealDtypes;
-constexpr uint32_t kAvgPoolDtypes = kFloatDtypes | bit(ScalarType::Long);
+constexpr uint32_t kMaxPoolDtypes = kRealHBF16Dtypes;
+constexpr uint32_t kAvgPoolDtypes = kFloatHBF16Dtypes | bit(ScalarType::Long);
 
 struct Pool2d {
   int64_t k[2], s[2], p[2], d[2];
@@ -111,7 +112,7 @@ void max_pool(const Pool2d& g, const T* x, T* y, int64_t* idx) {
 // x / n as ExecuTorch's kernels compute it in T (integers: toward zero, wrapping).
 template <typename T>
 T divide(T x, int64_t n) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     return x / static_cast<T>(n);
   } else {
     if (n == -1) return static_cast<T>(0u - static_cast<uint64_t>(x));  // INT64_MIN / -1 wraps
@@ -121,7 +122,7 @@ T divide(T x, int64_t n) {
 
 template <typename T>
 T add(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     return a + b;
   } else {
     return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));

@@ -5,7 +5,8 @@
 // (the product is rounded to float before rounding to an integer, and ties go
 // to even). Non-finite values, which ExecuTorch leaves to the platform's
 // float -> int64 conversion: -inf and NaN give quant_min (as on x86), +inf
-// gives quant_max.
+// gives quant_max. A Half input is read as float (ExecuTorch's inv_scale * c10::Half is a
+// float product); BFloat16 is not taken (ExecuTorch's FLOATH switch).
 #include <math.h>
 #include <stdint.h>
 
@@ -116,7 +117,7 @@ rt::Error quantize(const char* op, const rt::Tensor& in, double scale, int64_t z
     RT_CHECK(quant_min >= std::numeric_limits<Q>::min() && quant_max <= std::numeric_limits<Q>::max(),
              rt::Error::InvalidArgument, "%s: quant range [%d, %d] exceeds %s", op, static_cast<int>(quant_min),
              static_cast<int>(quant_max), rt::scalar_type_name(dtype));
-    return dispatch<kFloatDtypes, kSelected>(op, "input", in.dtype, [&](auto ktag) {
+    return dispatch<kFloatHDtypes, kSelected>(op, "input", in.dtype, [&](auto ktag) {
       using K = typename decltype(ktag)::type;
       const K* x = in.data_as<K>();
       Q* q = out.data_as<Q>();

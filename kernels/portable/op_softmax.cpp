@@ -4,7 +4,8 @@
 // ExecuTorch's formulas along `dim`, Float or Double, out of self's dtype:
 //   softmax:     m = max, s = sum of exp(x - m) in order, out = exp(x - m) / s. exp(x - m)
 //                is stored first and divided in place, which gives the same values as
-//                computing it twice.
+//                computing it twice. Half and BFloat16 (softmax only): m in the dtype,
+//                exp(x - m) and s in float, each output rounded once to the dtype.
 //   log_softmax: m = max (std::max, the running maximum second: a NaN after the first
 //                element does not stick), s = sum of exp(x - m) in order,
 //                out = (x - m) - log(s).
@@ -53,7 +54,7 @@ rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t n
   DimSplit s{1, 1, 1};
   RT_TRY(softmax_args(a, self, out, s));
   const char* op = a.op();
-  return dispatch<kFloatDtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
+  return dispatch<kFloatHBF16Dtypes, kSelected>(op, "self", self->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = self->data_as<T>();
     T* y = out->data_as<T>();
@@ -65,6 +66,15 @@ rt::Error aten__softmax_out(rt::KernelContext&, rt::Value* const* args, size_t n
         for (size_t k = 1; k < s.size; ++k) {
           const T v = x[base + k * s.inner];
           m = m < v ? v : m;
+        }
+        if constexpr (is_reduced_float_v<T>) {
+          const float mf = static_cast<float>(m);
+          float sum = 0.0f;
+          for (size_t k = 0; k < s.size; ++k) sum += expf(static_cast<float>(x[base + k * s.inner]) - mf);
+          for (size_t k = 0; k < s.size; ++k) {
+            y[base + k * s.inner] = T(expf(static_cast<float>(x[base + k * s.inner]) - mf) / sum);
+          }
+          continue;
         }
         T sum = T(0);
         for (size_t k = 0; k < s.size; ++k) {

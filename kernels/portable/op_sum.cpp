@@ -2,7 +2,8 @@
 //                       Tensor(a!) out) -> Tensor(a!)
 //
 // Accumulates in out's dtype (an int8 sum into Long wraps only in Long),
-// first element first (see reduce.h); an empty reduction gives 0.
+// first element first (see reduce.h); an empty reduction gives 0. A Half or
+// BFloat16 out accumulates in float and rounds once (ExecuTorch's ACC type).
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -33,10 +34,11 @@ rt::Error aten_sum_IntList_out(rt::KernelContext&, rt::Value* const* args, size_
            op, rt::scalar_type_name(out->dtype), rt::scalar_type_name(dtype.value));
   Reduction r;
   RT_TRY(make_reduction(op, *self, dim, keepdim, *out, r));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self->dtype, [&](auto in_tag) {
+  return dispatch<kRealHBBF16Dtypes, kSelected>(op, "self", self->dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
-    return dispatch<kRealBoolDtypes, kSelected>(op, "out", out->dtype, [&](auto out_tag) {
+    return dispatch<kRealHBBF16Dtypes, kSelected>(op, "out", out->dtype, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
+      using Acc = arith_t<Out>;
       const In* x = self->data_as<In>();
       Out* y = out->data_as<Out>();
       r.for_each_output([&](size_t o, size_t base) {
@@ -45,13 +47,13 @@ rt::Error aten_sum_IntList_out(rt::KernelContext&, rt::Value* const* args, size_
           return;
         }
         bool first = true;
-        Out acc = Out(0);
+        Acc acc = Acc(0);
         r.walk(base, [&](size_t i) {
-          const Out v = convert<Out>(x[i]);
-          acc = first ? v : Arith<Out>::add(acc, v);
+          const Acc v = convert<Acc>(x[i]);
+          acc = first ? v : Arith<Acc>::add(acc, v);
           first = false;
         });
-        y[o] = acc;
+        y[o] = convert<Out>(acc);
       });
       return rt::Error::Ok;
     });

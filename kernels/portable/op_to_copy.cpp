@@ -5,6 +5,8 @@
 // export inserts for Python scalars: a 0-d Long constant -> Float). Each
 // element is static_cast to out's dtype; float -> integer truncates toward
 // zero (out-of-range values, undefined in C++, saturate; see convert.h).
+// Half and BFloat16 convert through float both ways (reduced_float.h): Float ->
+// Half rounds to nearest even, Double or Long -> Half rounds to float first.
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -32,9 +34,9 @@ rt::Error dim_order_ops__to_dim_order_copy_out(rt::KernelContext&, rt::Value* co
   const char* op = a.op();
   RT_TRY(check_contiguous_dim_order(op, dim_order.present ? &dim_order.value : nullptr, self->dim));
   RT_TRY(check_same_shape(op, "self", *self, "out", *out));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self->dtype, [&](auto in_tag) {
+  return dispatch<kRealHBBF16Dtypes, kSelected>(op, "self", self->dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
-    return dispatch<kRealBoolDtypes, kSelected>(op, "out", out->dtype, [&](auto out_tag) {
+    return dispatch<kRealHBBF16Dtypes, kSelected>(op, "out", out->dtype, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       const In* x = self->data_as<In>();
       Out* y = out->data_as<Out>();

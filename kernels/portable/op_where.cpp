@@ -2,7 +2,8 @@
 //
 // out = condition ? self : other, broadcasting all three. ExecuTorch's rules: condition is
 // Bool or Byte (any non-zero byte selects self); promoteTypes(self, other) must be out's
-// dtype; both operands are converted to it.
+// dtype; both operands are converted to it (through Float for Half and BFloat16; when
+// both already have out's dtype, elements move unchanged).
 #include <stdint.h>
 
 #include "kernels/args.h"
@@ -44,15 +45,15 @@ rt::Error aten_where_self_out(rt::KernelContext&, rt::Value* const* args, size_t
   StridedLoop<4> loop;
   RT_TRY(ternary_loop(op, *self, *other, *cond, *out, loop));
   RT_TRY(check_selected<kSelected>(op, "condition", cond->dtype));
-  return dispatch<kRealBoolDtypes, kSelected>(op, "the computation", compute_type(common), [&](auto tag) {
-    using C = typename decltype(tag)::type;
-    if (self->dtype != out->dtype || other->dtype != out->dtype) {
+  if (self->dtype != out->dtype || other->dtype != out->dtype) {
+    return dispatch_compute<kRealBoolDtypes, kSelected>(op, compute_type(common), [&](auto tag) {
+      using C = typename decltype(tag)::type;
       return apply_ternary<C, kSelected>(op, *self, *other, *cond, *out, loop, kNames, Select<C>{});
-    }
-    // Nothing to convert: move elements by width, test the condition's bytes.
-    using U = std::conditional_t<sizeof(C) == 1, uint8_t,
-                                 std::conditional_t<sizeof(C) == 2, uint16_t,
-                                                    std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>>>;
+    });
+  }
+  // Nothing to convert: move elements by width, test the condition's bytes.
+  return dispatch_width<kSelected>(op, "out", out->dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
     U* o = out->data_as<U>();
     const U* x = self->data_as<U>();
     const U* y = other->data_as<U>();

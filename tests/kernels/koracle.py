@@ -85,6 +85,52 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().contiguous().numpy()
 
 
+REDUCED = [torch.float16, torch.bfloat16]
+
+
+def bf16_io(fn, inputs: tuple[torch.Tensor, ...]):
+    """(fn', inputs') computing fn on BFloat16 inputs through float32 ones: numpy, and so the
+    runners' input and output files, has no bfloat16. fn' converts its float32 inputs to
+    BFloat16 and BFloat16 outputs to float32 (_to_dim_order_copy, exact both ways for values
+    a bfloat16 holds). Half needs none of this (numpy's float16)."""
+
+    def io(*args):
+        result = fn(*(a.to(torch.bfloat16) if a.dtype == torch.float32 else a for a in args))
+        outs = result if isinstance(result, tuple) else (result,)
+        outs = tuple(o.float() if o.dtype == torch.bfloat16 else o for o in outs)
+        return outs if isinstance(result, tuple) else outs[0]
+
+    for t in inputs:
+        assert t.dtype != torch.float32, "a bfloat16 case cannot also take float32 inputs"
+    return io, tuple(t.float() if t.dtype == torch.bfloat16 else t for t in inputs)
+
+
+def reduced_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b (batched or not) as ExecuTorch's portable kernels compute Half and BFloat16:
+    sum = 0, then sum += a[.., k] * b[.., k, :] for k in order, every product and every sum
+    rounded to the dtype (PyTorch's elementwise ops on the dtype round each result so)."""
+    out = torch.zeros(*a.shape[:-1], b.shape[-1], dtype=a.dtype)
+    for k in range(a.shape[-1]):
+        out = out + a[..., k : k + 1] * b[..., k : k + 1, :]
+    return out
+
+
+def reduced_edges(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Operand pairs at the edges of a 16-bit float: sums that are exact ties (round to even,
+    down then up), overflow at the largest finite value (a tie, to infinity) and just below,
+    the smallest subnormals, signed zeros, infinities and NaN; then random values."""
+    f = torch.finfo(dtype)
+    eps, top, sub = f.eps, f.max, f.tiny * f.eps  # sub: the smallest subnormal
+    half_ulp_top = top / (2 - eps) * eps / 2
+    a = [1.0, 1.0 + eps, top, top, -top, sub, -sub, 3 * sub, f.tiny - sub, np.inf, np.nan, -0.0]
+    b = [eps / 2, eps / 2, half_ulp_top, half_ulp_top / 2, -half_ulp_top, sub, 2 * sub, -sub,
+         sub, -np.inf, 1.0, -0.0]  # fmt: skip
+    gen = torch.Generator().manual_seed(len(a))
+    x = torch.cat([torch.tensor(a, dtype=torch.float64), torch.randn(20, generator=gen) * 8])
+    y = torch.cat([torch.tensor(b, dtype=torch.float64), torch.randn(20, generator=gen) * 8])
+    return x.to(dtype), y.to(dtype)
+
+
 # A case both the host and the QEMU tests run (ExecuTorch is not the reference here).
 NON_FINITE = np.array([-np.inf, np.nan, np.inf, 1e30, -1e30, 2.5, 3.5, 0.5, -0.5], np.float32)
 

@@ -55,7 +55,7 @@ def test_hardtanh(check, dtype, bounds) -> None:
     lo, hi = bounds
     if not dtype.is_floating_point:
         lo, hi = (max(int(lo), 0), int(hi)) if dtype == torch.uint8 else (int(lo), int(hi))
-    check(lambda t: F.hardtanh(t, lo, hi), x, ops=["aten::hardtanh.out"])
+    check(lambda t, lo=lo, hi=hi: F.hardtanh(t, lo, hi), x, ops=["aten::hardtanh.out"])
 
 
 def test_relu6_is_hardtanh(check) -> None:
@@ -116,6 +116,7 @@ def unary_edit(pte, op, x, extra, out_dtype, out_shape=None) -> EditedProgram:
 
 U8 = np.array([7, 249, 5, 0, 255, 128], np.uint8)
 I32 = np.array([7, -7, 5, 0, 2**31 - 1, -(2**31)], np.int32)
+F16 = torch.tensor([*SPECIAL, 65504.0, -65504.0, 6e-8, 0.1]).half().numpy()  # 1e30 -> inf
 
 
 @pytest.mark.parametrize(
@@ -134,6 +135,11 @@ I32 = np.array([7, -7, 5, 0, 2**31 - 1, -(2**31)], np.int32)
         ("aten::hardtanh.out", np.array(SPECIAL, np.float32), (False, True), np.float32),
         ("aten::hardtanh.out", np.array(SPECIAL, np.float32), (-np.inf, 0.0), np.float32),
         ("aten::hardtanh.out", np.array(SPECIAL, np.float32), (np.nan, 0.0), np.float32),
+        # Half: hardtanh's bounds round to Half (0.1, 65504 fits), clamp's stay float
+        ("aten::hardtanh.out", F16, (-65504.0, 0.1), np.float16),
+        ("aten::hardtanh.out", F16, (-np.inf, 1e-8), np.float16),
+        ("aten::clamp.out", F16, (0.1, 65504.0), np.float16),
+        ("aten::clamp.out", torch.from_numpy(I32).half().numpy(), (None, np.inf), np.float16),
     ],
 )
 def test_bounds_like_executorch(check_edit, clamp_program, op, x, bounds, out_dtype) -> None:
@@ -163,6 +169,11 @@ def test_bounds_like_executorch(check_edit, clamp_program, op, x, bounds, out_dt
         ("aten::hardtanh.out", I32, (0, 1), np.int64, "DtypeMismatch", "dtype"),
         ("aten::relu.out", I32 > 0, (), np.bool_, "DtypeMismatch", "does not take"),
         ("aten::relu.out", I32, (), np.float32, "DtypeMismatch", "dtype"),
+        ("aten::hardtanh.out", F16, (-70000, 0.0), np.float16, "InvalidArgument",
+         "min_val overflows"),
+        ("aten::hardtanh.out", F16, (0.0, 65505.0), np.float16, "InvalidArgument",
+         "max_val overflows"),
+        ("aten::clamp.out", F16, (None, 1e5), np.float16, "InvalidArgument", "max is out"),
     ],
 )  # fmt: skip
 def test_bounds_refused(refused, clamp_program, op, x, bounds, out_dtype, error, reason) -> None:
@@ -241,8 +252,10 @@ def test_exp(check, dtype) -> None:
 
 
 def test_exp_out_dtypes(check_edit, clamp_program) -> None:
-    """int -> Double out (computes in float), Double -> Float out (computes in double)."""
-    for x, out_dtype in [(I32 % 50, np.float64), (np.array(SPECIAL), np.float32)]:
+    """int -> Double out (computes in float), Double -> Float out (computes in double); Double
+    -> Half (through float) and Half -> Float."""
+    for x, out_dtype in [(I32 % 50, np.float64), (np.array(SPECIAL), np.float32),
+                         (np.array(SPECIAL) / 7, np.float16), (F16, np.float32)]:  # fmt: skip
         check_edit(unary_edit(clamp_program, "aten::exp.out", x, (), out_dtype))
 
 
@@ -321,3 +334,19 @@ def test_whole_activation_refused(refused, clamp_program, op, fn) -> None:
     ]:
         name, why = refused(unary_edit(clamp_program, op, x, (), out_dtype))
         assert name == error and why.startswith(f"{op}: "), why
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_activations(check, dtype) -> None:
+    """Half and BFloat16: relu and hardtanh select in the dtype (bounds cast to it), clamp
+    computes in Float and rounds, exp computes in float."""
+    x = torch.cat([special(dtype), *oracle.reduced_edges(dtype)])
+    check(torch.relu, x, ops=["aten::relu.out"], rtol=0)
+    for lo, hi in [(-1.0, 1.0), (0.0, 6.0), (-2.5, 0.1)]:
+        check(lambda t, lo=lo, hi=hi: F.hardtanh(t, lo, hi), x, ops=["aten::hardtanh.out"], rtol=0)
+    for _, fn in CLAMPS:
+        check(fn, x, ops=["aten::clamp.out"], rtol=0)
+    check(lambda t: torch.clamp(t, -0.1, 0.3), x, ops=["aten::clamp.out"], rtol=0)
+    lo, hi = -special(dtype).abs(), special(dtype).flip(0)
+    check(lambda t, a, b: torch.clamp(t, a, b), special(dtype), lo, hi, ops=CLAMP_T, rtol=0)
+    check(torch.exp, x, ops=["aten::exp.out"], rtol=0)

@@ -120,3 +120,17 @@ def test_rejects_out_overlapping_an_input(refused, bmm_program) -> None:
     edit.call(OPS[0], [x, x, out, out])
     name, why = refused(edit)
     assert name == "InvalidArgument" and "out overlaps an input" in why
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_accumulates_in_the_dtype(check, dtype) -> None:
+    """ExecuTorch's portable bmm sums Half / BFloat16 in the dtype (a rounding per product and
+    per sum; the second batch overflows to inf and NaN); its pip runtime's optimized bmm sums
+    in float, so the reference is that portable computation (oracle.reduced_matmul)."""
+    gen = torch.Generator().manual_seed(2)
+    a, b = rand((2, 5, 33), dtype, gen), rand((2, 33, 7), dtype, gen)
+    a[1] *= 300
+    b[1] *= 300
+    check(torch.bmm, a, b, ops=OPS, rtol=0, expected=[oracle.reduced_matmul(a, b)])
+    a0, b0 = rand((1, 3, 0), dtype, gen), rand((1, 0, 4), dtype, gen)
+    check(torch.bmm, a0, b0, ops=OPS, rtol=0, expected=[oracle.reduced_matmul(a0, b0)])

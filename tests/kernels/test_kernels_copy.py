@@ -184,6 +184,52 @@ def test_to_dtype(check, src, dst) -> None:
     check(lambda t: t.to(dst), x, ops=["dim_order_ops::_to_dim_order_copy.out"])
 
 
+COPY = ["dim_order_ops::_to_dim_order_copy.out"]
+
+
+def readable(dtype: torch.dtype):
+    """t -> t.to(dtype), read back as float32 when numpy has no such dtype (bfloat16)."""
+    if dtype == torch.bfloat16:
+        return lambda t: t.to(dtype).float()
+    return lambda t: t.to(dtype)
+
+
+@pytest.mark.parametrize("dst", oracle.REDUCED)
+def test_to_reduced_float(check, dst) -> None:
+    """Float and Double -> Half / BFloat16: round to nearest, ties to even (normal and
+    subnormal ties, overflow at the tie above the largest value), NaN, signed zeros; Double
+    and Long round to float first, then to the 16-bit type (as c10's conversions do)."""
+    f = torch.finfo(dst)
+    eps, sub, top = f.eps, f.tiny * f.eps, f.max
+    tie_top = top / (2 - eps) * eps / 2
+    edges = [1 + eps / 2, 1 + 3 * eps / 2, 1 + eps / 2 + eps / 64, -(1 + eps / 2), top + tie_top,
+             top + tie_top * 0.99, -(top + tie_top), sub / 2, 3 * sub / 2, sub / 2 * 1.01,
+             -sub / 2, f.tiny - sub / 2, 1e-30, -1e-30, np.nan, np.inf, -np.inf, -0.0, 0.0,
+             3.14159, 1e10]  # fmt: skip
+    x = torch.cat([torch.tensor(edges, dtype=torch.float32), torch.randn(30) * 100])
+    check(readable(dst), x, ops=COPY)
+    doubles = torch.tensor(
+        [1 + eps / 2 + 2**-40, -(1 + eps / 2 + 2**-40), 1 + eps / 4], dtype=torch.float64
+    )
+    check(readable(dst), torch.cat([doubles, x.double()]), ops=COPY)
+    check(readable(dst), torch.tensor([2049, -2051, 65519, 65520, 2**24 + 1, 0, -1]), ops=COPY)
+
+
+@pytest.mark.parametrize("src", oracle.REDUCED)
+@pytest.mark.parametrize(
+    "dst", [torch.float32, torch.float64, torch.int32, torch.int8, torch.bool, torch.float16,
+            torch.bfloat16]
+)  # fmt: skip
+def test_from_reduced_float(check, src, dst) -> None:
+    """Half / BFloat16 -> other dtypes: through float (exact), then as float converts."""
+    if src == dst:
+        pytest.skip("no conversion: export leaves no copy")
+    x = torch.cat([torch.linspace(-120, 120, 37), torch.tensor([0.5, -0.0, 1e-6, 3e4])])
+    if dst.is_floating_point:
+        x = torch.cat([x, torch.tensor([np.nan, np.inf, -np.inf, 65504.0, 1e38])])
+    check(readable(dst), x.to(src), ops=COPY)
+
+
 def test_clone(check) -> None:
     check(
         lambda t: t.clone(),

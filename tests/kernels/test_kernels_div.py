@@ -213,3 +213,16 @@ def test_div_mode_rejects_a_non_string_mode(refused, div_program) -> None:
     edit.call_with_out("aten::div.out_mode", args, np.float32, (4,))
     name, why = refused(edit)
     assert name == "InvalidArgument" and "rounding_mode (argument 2) must be String" in why, why
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_div_reduced_float(check, dtype) -> None:
+    """Half and BFloat16 divide in Float and round to the 16-bit type; rounded modes too."""
+    a, b = oracle.reduced_edges(dtype)
+    sa, sb = specials(dtype)
+    check(torch.div, torch.cat([a, sa]), torch.cat([b, sb]), ops=DIV, rtol=0)
+    for mode in MODES:
+        check(lambda x, y, m=mode: torch.div(x, y, rounding_mode=m), sa, sb, ops=DIV_MODE, rtol=0)
+    check(lambda t: torch.ops.aten.div.Scalar(t, 3.0), a, ops=DIV_SCALAR)
+    fn = lambda t: torch.ops.aten.div.Scalar_mode(t, -3, rounding_mode="floor")  # noqa: E731
+    check(fn, sa, ops=DIV_SCALAR_MODE, rtol=0)

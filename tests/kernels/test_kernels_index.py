@@ -36,7 +36,7 @@ def test_where_broadcasting(check, c_shape, a_shape, b_shape) -> None:
           ops=WHERE)  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", [*DTYPES, *oracle.REDUCED])
 def test_where_dtypes(check, dtype) -> None:
     c = data((3, 11), torch.bool, 4)
     check(torch.where, c, data((3, 11), dtype, 5), data((11,), dtype, 6), ops=WHERE)
@@ -45,7 +45,8 @@ def test_where_dtypes(check, dtype) -> None:
 @pytest.mark.parametrize(
     "a_dtype,b_dtype",
     [(torch.int8, torch.int16), (torch.int32, torch.float32), (torch.uint8, torch.int8),
-     (torch.bool, torch.int64), (torch.float32, torch.float64)],
+     (torch.bool, torch.int64), (torch.float32, torch.float64), (torch.float16, torch.float32),
+     (torch.int16, torch.float16)],
 )  # fmt: skip
 def test_where_promotion(check, a_dtype, b_dtype) -> None:
     c = data((2, 9), torch.bool, 7)

@@ -231,3 +231,72 @@ def test_zero_dim_tensors(check) -> None:
     x, y = torch.tensor(3.25), torch.tensor(-1.5)
     check(lambda a, b: (a * b, a + b, torch.sigmoid(a), a.sum()), x, y,
           ops=[*MUL, *ADD, "aten::sigmoid.out", "aten::sum.IntList_out"])  # fmt: skip
+
+
+# Half and BFloat16 compute in Float and round the result to the 16-bit type (ties to even).
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+@pytest.mark.parametrize("op,ops", [(torch.add, ADD), (torch.sub, SUB), (torch.mul, MUL)])
+def test_reduced_float_edges(check, dtype, op, ops) -> None:
+    a, b = oracle.reduced_edges(dtype)
+    check(op, a, b, ops=ops, rtol=0)
+    check(op, a.reshape(4, 8), b[:8], ops=ops, rtol=0)  # broadcast
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_alpha_and_scalars(check, dtype) -> None:
+    a, b = oracle.reduced_edges(dtype)
+    check(lambda x, y: torch.add(x, y, alpha=3), a, b, ops=ADD, rtol=0)
+    check(lambda x, y: torch.sub(x, y, alpha=0.37), a, b, ops=SUB, rtol=0)
+    check(lambda x: torch.ops.aten.add.Scalar(x, 2.5, alpha=2), a, ops=["aten::add.Scalar_out"],
+          rtol=0)  # fmt: skip
+    check(lambda x: torch.ops.aten.mul.Scalar(x, 0.1), a, ops=["aten::mul.Scalar_out"], rtol=0)
+    check(lambda x: torch.ops.aten.sub.Scalar(x, 7), a, ops=["aten::sub.Scalar_out"], rtol=0)
+
+
+@pytest.mark.parametrize(
+    "a_dtype,b_dtype",
+    [
+        (torch.float16, torch.float32),  # -> Float
+        (torch.float16, torch.bfloat16),  # -> Float
+        (torch.float16, torch.int32),  # -> Half
+        (torch.bool, torch.float16),  # -> Half
+        (torch.float16, torch.float64),  # -> Double
+    ],
+)
+def test_reduced_float_promotion(check, a_dtype, b_dtype) -> None:
+    a = (
+        data((3, 17), a_dtype, 3)
+        if a_dtype != torch.float16
+        else data((3, 17), torch.float32, 3).half()
+    )
+    b = data((17,), b_dtype, 4)
+    if b_dtype == torch.bfloat16:  # bfloat16 is not a program input here: make it in the program
+        check(lambda x, y: torch.add(x, y.to(torch.bfloat16)), a, b.float(), ops=ADD)
+        return
+    check(torch.add, a, b, ops=ADD, rtol=0)
+    check(torch.mul, a, b, ops=MUL, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_sigmoid(check, dtype) -> None:
+    a, b = oracle.reduced_edges(dtype)
+    check(torch.sigmoid, torch.cat([a, b]), ops=["aten::sigmoid.out"], rtol=0)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_sum_and_mean(check, dtype) -> None:
+    """A Half / BFloat16 out accumulates in float and rounds once (ExecuTorch's ACC)."""
+    x = data((3, 40, 5), dtype, 16) * 100
+    for dims in ([1], [-1], [0, 2]):
+        check(lambda t, d=dims: t.sum(dim=d), x, ops=["aten::sum.IntList_out"], rtol=0)
+        check(lambda t, d=dims: t.mean(dim=d), x, ops=["aten::mean.out"], rtol=0)
+    check(lambda t: t.sum(dim=1, dtype=torch.float32), x, ops=["aten::sum.IntList_out"], rtol=0)
+    check(lambda t: t.mean(), x, ops=["aten::mean.dtype_out"], rtol=0)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_reduced_float_softmax(check, dtype) -> None:
+    """Half / BFloat16: the max in the dtype, exp and the sum in float, one rounding."""
+    for shape, dim in [((4, 6), -1), ((2, 3, 5), 1)]:
+        x = data(shape, dtype, 14)
+        check(lambda t, d=dim: torch.softmax(t, dim=d), x, ops=["aten::_softmax.out"], rtol=0)

@@ -75,6 +75,21 @@ def test_addmm_broadcasts_self(check, self_shape) -> None:
           scales=[1.5 * magnitude(a, b)[0] + 1])  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_mm_addmm_reduced_float(check, dtype) -> None:
+    """Half / BFloat16: sums in the dtype, rounding every step (ExecuTorch's portable mm; its
+    pip runtime's optimized mm sums in float: the reference is oracle.reduced_matmul); addmm
+    rounds sum * alpha, self * beta and their sum to the dtype too (portable, in the pip
+    runtime as well)."""
+    a, b = rand((6, 17), dtype, 4) * 4, rand((17, 9), dtype, 5) * 4
+    check(torch.mm, a, b, ops=MM, rtol=0, expected=[oracle.reduced_matmul(a, b)])
+    for self_shape in [(9,), (6, 9)]:
+        s = rand(self_shape, dtype, 3)
+        for beta, alpha in [(1, 1), (3, -2), (0.5, 1.5)]:
+            fn = lambda x, y, z, be=beta, al=alpha: torch.addmm(x, y, z, beta=be, alpha=al)  # noqa: E731
+            check(fn, s, a, b, ops=ADDMM, rtol=0)
+
+
 def test_addmm_float_scalars_for_integers(host_run, programs) -> None:
     """A float beta/alpha is converted to the integer dtype (ExecuTorch's scalar_to truncates);
     export never makes this (PyTorch refuses it), so ExecuTorch's runtime runs the same edited
@@ -248,6 +263,20 @@ def test_linear_1d_input_like_pytorch(check_edit, programs, dtype, bias) -> None
     else:
         expected, scales = linear_exact(x, w, b), None
     check_edit(linear_edit(programs[MM[0]], x, w, b), expected=[expected], scales=scales)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_half(check_edit, programs, bias) -> None:
+    """Half: ExecuTorch's optimized linear (its only one) dots in float (four partial sums),
+    adds the bias in float and rounds once; this one dots in k order: at most an ulp of Half
+    apart. (BFloat16 runs the same code; numpy, and so an edited program's inputs, has no
+    bfloat16.)"""
+    x, w = rand((6, 33), torch.float16, 29).numpy(), rand((9, 33), torch.float16, 30).numpy()
+    b = rand((9,), torch.float16, 31).numpy() if bias else None
+    scales = [linear_scale(x, w, b)]
+    (out,) = check_edit(linear_edit(programs[MM[0]], x, w, b), rtol=2**-10, scales=scales)
+    exact = torch_linear(*(None if t is None else t.astype(np.float64) for t in (x, w, b)))
+    oracle.assert_matches(out, exact.astype(np.float16), rtol=2**-10, scale=scales[0])
 
 
 def test_linear_wraps_like_executorch(check_edit, programs) -> None:

@@ -57,6 +57,21 @@ def test_conv2d(check, shape, cout, k, s, p, d, g, bias) -> None:
     check(conv, data(shape, torch.float32, 1), ops=CONV)
 
 
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_conv_reduced_float(check, dtype) -> None:
+    """Half / BFloat16 accumulate in the dtype (every product and sum rounds), the bias
+    last: ExecuTorch's portable kernel, bit for bit."""
+    torch.manual_seed(5)
+    for shape, cout, k, s, p, d, g, bias in [CONV2D[0], CONV2D[2], CONV2D[3]]:
+        conv = torch.nn.Conv2d(shape[1], cout, k, stride=s, padding=p, dilation=d, groups=g,
+                               bias=bias).to(dtype)  # fmt: skip
+        check(conv, data(shape, dtype, 1) * 4, ops=CONV, rtol=0)
+    conv_t = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    check(conv_t.to(dtype), data((1, 4, 5, 5), dtype, 2), ops=CONV, rtol=0)
+    check(torch.nn.Conv1d(4, 8, 3, padding=1).to(dtype), data((2, 4, 19), dtype, 3), ops=CONV,
+          rtol=0)  # fmt: skip
+
+
 @pytest.mark.parametrize("s,p,d,g", [(1, 0, 1, 1), (2, 1, 1, 1), (1, 2, 2, 2), (3, 1, 1, 4)])
 def test_conv1d(check, s, p, d, g) -> None:
     torch.manual_seed(s + p)
@@ -277,6 +292,19 @@ def test_avg_pool2d_dtypes(check, dtype, divisor) -> None:
     x = data((1, 2, 7, 7), dtype, 26, lo=-1000, hi=1000)
     check(lambda t: F.avg_pool2d(t, 3, 2, 1, False, True, divisor), x, ops=AVGPOOL)
     check(lambda t: F.avg_pool2d(t, 2, 2, 1, True, False, divisor), x, ops=AVGPOOL)
+
+
+@pytest.mark.parametrize("dtype", oracle.REDUCED)
+def test_pools_reduced_float(check, dtype) -> None:
+    """Half / BFloat16: max compares through float (ties: the first wins; a first NaN stays),
+    avg sums and divides in the dtype (ExecuTorch's portable kernels, bit for bit)."""
+    x = (data((1, 2, 7, 7), torch.float32, 28) * 4).round().to(dtype)  # ties
+    x[0, 0, 0, 0] = x[0, 1, 3, 3] = float("nan")
+    check(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x, ops=MAXPOOL, rtol=0)
+    y = data((2, 3, 9, 8), dtype, 29) * 100
+    for k, s, p, ceil, include_pad, divisor in [AVG[0], AVG[3], AVG[6], AVG[8]]:
+        check(lambda t, a=(k, s, p, ceil, include_pad, divisor): F.avg_pool2d(t, *a), y,
+              ops=AVGPOOL, rtol=0)  # fmt: skip
 
 
 def test_avg_pool2d_3d_input(check) -> None:

@@ -292,6 +292,28 @@ def linear_out_cases():
         yield name, Edited(pte, expected), inputs, scales
 
 
+def reduced_float_cases():
+    """Half and BFloat16 (scalar paths, software conversions): the board's bits are the
+    host's. BFloat16 goes in and out as float32 (oracle.bf16_io)."""
+    for dtype in oracle.REDUCED:
+        a, b = oracle.reduced_edges(dtype)
+        cases = [
+            ("add", lambda x, y: torch.add(x, y, alpha=3), (a, b)),
+            ("mul", torch.mul, (a, b)),
+            ("div", torch.div, (a, b)),
+            ("clamp", lambda t: torch.clamp(t, -0.1, 0.3), (a,)),
+            ("relu", torch.relu, (b,)),
+            ("where", lambda t, x, y: torch.where(t, x, y), (a > b, a, b)),
+        ]
+        for name, fn, inputs in cases:
+            if dtype == torch.bfloat16:
+                fn, inputs = oracle.bf16_io(fn, inputs)
+            yield f"{name}-{str(dtype)[6:]}", fn, inputs, None
+        x = torch.cat([a.float(), torch.tensor([1 + 2**-11, 65520.0, 2**-25, 3 * 2**-25])])
+        to = (lambda t: t.half()) if dtype == torch.float16 else (lambda t: t.bfloat16().float())
+        yield f"to-{str(dtype)[6:]}", to, (x,), None
+
+
 CASES = [
     *bmm_cases(),
     *quant_cases(),
@@ -305,6 +327,7 @@ CASES = [
     *div_cases(),
     *index_cases(),
     *linear_out_cases(),
+    *reduced_float_cases(),
 ]
 
 

@@ -82,7 +82,16 @@ def test_dequantize(check, dtype, lo, hi, scale, zp) -> None:
     check(lambda t: qd.dequantize_per_tensor(t, scale, zp, lo, hi, dtype), x, ops=DQ_OUT)
 
 
-@pytest.mark.parametrize("out_dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype,lo,hi", RANGES[:3])
+def test_quantize_half(check, dtype, lo, hi) -> None:
+    """A Half input is read as float (ExecuTorch takes no BFloat16 here)."""
+    x = torch.cat([ties(0.5, 3, lo, hi), torch.randn(40) * 300]).half()
+    for scale, zp in [(0.5, 3), (0.0137, -5)]:
+        fn = lambda t, s=scale, z=zp: qd.quantize_per_tensor(t, s, z, lo, hi, dtype)  # noqa: E731
+        check(fn, x, ops=Q_OUT)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.float64, torch.float16])
 def test_dequantize_out_dtype(check, out_dtype) -> None:
     x = torch.arange(-128, 128, dtype=torch.int8).reshape(4, 64)
     (y,) = check(
@@ -92,7 +101,11 @@ def test_dequantize_out_dtype(check, out_dtype) -> None:
         x,
         ops=DQ_OUT,
     )
-    assert y.dtype == {torch.float32: np.float32, torch.float64: np.float64}[out_dtype]
+    assert y.dtype == torch.empty(0, dtype=out_dtype).numpy().dtype
+    x16 = torch.tensor([-32768, -2051, -2049, 2047, 2049, 4097, 32767], dtype=torch.int16)
+    fn = lambda t: qd.dequantize_per_tensor(t, 0.37, 0, -32768, 32767, torch.int16,  # noqa: E731
+                                            out_dtype=out_dtype)  # fmt: skip
+    check(fn, x16, ops=DQ_OUT)
 
 
 def test_tensor_variants(check) -> None:
@@ -132,6 +145,23 @@ def test_dequantize_per_channel(check, dtype, axis, with_zp) -> None:
         return qd.dequantize_per_channel(t, scales, zps, axis, info.min, info.max, dtype)
 
     check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"])
+
+
+@pytest.mark.parametrize("shape,axis", [((7,), 0), ((3, 7), 1)])
+def test_dequantize_per_channel_half(check, shape, axis) -> None:
+    """Half out: a 1-d input converts q - zp to Half before the scale (ExecuTorch's 1-d
+    path), which rounds the int16 values beyond 2048; more dimensions multiply in float."""
+    x = torch.tensor([-32768, -2051, -2049, 2047, 2049, 4097, 32767], dtype=torch.int16)
+    x = x.expand(shape).contiguous()
+    n = shape[axis]
+    scales = torch.linspace(0.013, 0.9, n, dtype=torch.float64)
+    zps = torch.arange(n) % 3 - 1
+
+    def fn(t):
+        return qd.dequantize_per_channel(t, scales, zps, axis, -32768, 32767, torch.int16,
+                                         out_dtype=torch.float16)  # fmt: skip
+
+    check(fn, x, ops=["quantized_decomposed::dequantize_per_channel.out"], rtol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int32])

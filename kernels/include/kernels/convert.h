@@ -17,9 +17,17 @@ namespace kernels {
 // truncates toward zero, saturates to int64 (NaN -> 0) and then wraps to the
 // target width like integer -> integer casts do. (C++ leaves out-of-range
 // float -> int undefined; in range this is exactly static_cast.)
+// Half and BFloat16 convert through float, both ways (as c10's types do: a
+// Double -> Half conversion rounds to float first).
 template <typename To, typename From>
 inline To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_reduced_float_v<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (is_reduced_float_v<To>) {
+    return To(convert<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_floating_point_v<From> && !std::is_floating_point_v<To>) {
     int64_t i;
@@ -162,6 +170,18 @@ inline bool scalar_cast_checked(const Scalar& v, C& out) {
   if constexpr (std::is_same_v<C, bool>) {
     out = v.is_floating() ? v.d != 0.0 : v.is_bool() ? v.b : v.i != 0;
     return true;
+  } else if constexpr (is_reduced_float_v<C>) {
+    // c10::overflows<Half / BFloat16>: beyond +-max (compared as double; an integer too),
+    // infinities and NaN fit. The value then converts through float.
+    const double max = static_cast<double>(static_cast<float>(C::max()));
+    if (v.is_bool()) {
+      out = C(static_cast<float>(v.b));
+      return true;
+    }
+    const double d = v.is_floating() ? v.d : static_cast<double>(v.i);
+    if (d - d == 0.0 && (d < -max || d > max)) return false;
+    out = v.is_floating() ? C(static_cast<float>(v.d)) : C(static_cast<float>(v.i));
+    return true;
   } else if constexpr (std::is_floating_point_v<C>) {
     if (v.is_floating()) {
       const double d = v.d;
@@ -222,17 +242,17 @@ void store_as(void* data, size_t i, C v) {
   static_cast<T*>(data)[i] = convert<T>(v);
 }
 
-// nullptr when `t` is not in kSelected (or not a real/bool dtype).
+// nullptr when `t` is not in kSelected (or not a real/bool/Half/BFloat16 dtype).
 template <typename C, uint32_t kSelected>
 LoadFn<C> load_fn(ScalarType t) {
   LoadFn<C> fn = nullptr;
-  visit<kRealBoolDtypes & kSelected>(t, [&](auto tag) { fn = &load_as<C, typename decltype(tag)::type>; });
+  visit<kRealHBBF16Dtypes & kSelected>(t, [&](auto tag) { fn = &load_as<C, typename decltype(tag)::type>; });
   return fn;
 }
 template <typename C, uint32_t kSelected>
 StoreFn<C> store_fn(ScalarType t) {
   StoreFn<C> fn = nullptr;
-  visit<kRealBoolDtypes & kSelected>(t, [&](auto tag) { fn = &store_as<C, typename decltype(tag)::type>; });
+  visit<kRealHBBF16Dtypes & kSelected>(t, [&](auto tag) { fn = &store_as<C, typename decltype(tag)::type>; });
   return fn;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/reduced_float.h"
 #include "kernels/select.h"
 #include "rt/error.h"
 #include "rt/scalar_type.h"
@@ -55,6 +56,13 @@ constexpr uint32_t kIntDtypes = bit(ScalarType::Byte) | bit(ScalarType::Char) | 
 constexpr uint32_t kFloatDtypes = bit(ScalarType::Float) | bit(ScalarType::Double);
 constexpr uint32_t kRealDtypes = kIntDtypes | kFloatDtypes;
 constexpr uint32_t kRealBoolDtypes = kRealDtypes | bit(ScalarType::Bool);
+// The 16-bit floats (reduced_float.h), and ExecuTorch's sets with them (its
+// ET_SWITCH_FLOATHBF16 / REALHBF16 / REALHBBF16).
+constexpr uint32_t kReducedDtypes = bit(ScalarType::Half) | bit(ScalarType::BFloat16);
+constexpr uint32_t kFloatHDtypes = kFloatDtypes | bit(ScalarType::Half);
+constexpr uint32_t kFloatHBF16Dtypes = kFloatDtypes | kReducedDtypes;
+constexpr uint32_t kRealHBF16Dtypes = kRealDtypes | kReducedDtypes;
+constexpr uint32_t kRealHBBF16Dtypes = kRealBoolDtypes | kReducedDtypes;
 // Quantized storage types of quantize/dequantize.
 constexpr uint32_t kQuantDtypes =
     bit(ScalarType::Byte) | bit(ScalarType::Char) | bit(ScalarType::Short) | bit(ScalarType::Int);
@@ -86,6 +94,17 @@ template <>
 constexpr ScalarType dtype_of<float>() { return ScalarType::Float; }
 template <>
 constexpr ScalarType dtype_of<double>() { return ScalarType::Double; }
+template <>
+constexpr ScalarType dtype_of<Half>() { return ScalarType::Half; }
+template <>
+constexpr ScalarType dtype_of<BFloat16>() { return ScalarType::BFloat16; }
+
+// The selection mask of a computation: a kernel that reads or writes Half or
+// BFloat16 computes in Float (compute_type), which its build must then compile
+// even when no tensor of the program is Float.
+constexpr uint32_t with_compute_dtypes(uint32_t selected) {
+  return (selected & kReducedDtypes) != 0u ? (selected | bit(ScalarType::Float)) : selected;
+}
 
 // Failure for a dtype outside `supported` (DtypeMismatch) or supported but
 // compiled out of this build (NotSupported).
@@ -117,6 +136,8 @@ bool visit(ScalarType t, Body&& body) {
     KERNELS_DTYPE_CASE_(Long, int64_t)
     KERNELS_DTYPE_CASE_(Float, float)
     KERNELS_DTYPE_CASE_(Double, double)
+    KERNELS_DTYPE_CASE_(Half, Half)
+    KERNELS_DTYPE_CASE_(BFloat16, BFloat16)
     default:
       break;
   }
@@ -132,6 +153,13 @@ rt::Error dispatch(const char* op, const char* what, ScalarType t, Body&& body) 
     return result;
   }
   return dtype_unavailable(kSupported, op, what, t);
+}
+
+// dispatch() over the dtype an operation computes in (compute_type(common)),
+// selected when the build selected it or a Half/BFloat16 that computes in it.
+template <uint32_t kSupported, uint32_t kSelected, typename Body>
+rt::Error dispatch_compute(const char* op, ScalarType compute, Body&& body) {
+  return dispatch<kSupported, with_compute_dtypes(kSelected)>(op, "the computation", compute, body);
 }
 
 // Data-movement kernels do not care what an element means, only its width:
@@ -167,8 +195,8 @@ rt::Error dispatch_width(const char* op, const char* what, ScalarType t, Body&& 
 // they still refuse a dtype the build did not select, like every kernel.
 template <uint32_t kSelected>
 rt::Error check_selected(const char* op, const char* what, ScalarType t) {
-  constexpr uint32_t kAll = kRealBoolDtypes | bit(ScalarType::Half) | bit(ScalarType::BFloat16) |
-                            bit(ScalarType::UInt16) | bit(ScalarType::UInt32) | bit(ScalarType::UInt64);
+  constexpr uint32_t kAll =
+      kRealHBBF16Dtypes | bit(ScalarType::UInt16) | bit(ScalarType::UInt32) | bit(ScalarType::UInt64);
   return in_mask(kSelected & kAll, t) ? rt::Error::Ok : dtype_unavailable(kAll, op, what, t);
 }
 

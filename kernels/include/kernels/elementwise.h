@@ -27,12 +27,13 @@
 namespace kernels {
 
 // Integer arithmetic that wraps (in C's width) instead of overflowing; plain
-// arithmetic for floating types; Bool computes in int and tests non-zero.
+// arithmetic for floating types (Half and BFloat16: c10's, rounding each result to the
+// type); Bool computes in int and tests non-zero.
 template <typename C>
 struct Arith {
   using U = std::conditional_t<(sizeof(C) > 4), uint64_t, uint32_t>;
   static C add(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x + y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return (static_cast<int>(x) + static_cast<int>(y)) != 0;
@@ -41,7 +42,7 @@ struct Arith {
     }
   }
   static C sub(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x - y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return (static_cast<int>(x) - static_cast<int>(y)) != 0;
@@ -50,7 +51,7 @@ struct Arith {
     }
   }
   static C mul(C x, C y) {
-    if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (is_float_v<C>) {
       return x * y;
     } else if constexpr (std::is_same_v<C, bool>) {
       return x && y;
@@ -151,9 +152,9 @@ rt::Error apply_binary(const char* op, const rt::Tensor& a, const rt::Tensor& b,
   const LoadFn<C> la = load_fn<C, kSelected>(a.dtype);
   const LoadFn<C> lb = load_fn<C, kSelected>(b.dtype);
   const StoreFn<C> so = store_fn<C, kSelected>(out.dtype);
-  if (la == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "self", a.dtype);
-  if (lb == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "other", b.dtype);
-  if (so == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  if (la == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "self", a.dtype);
+  if (lb == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "other", b.dtype);
+  if (so == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "out", out.dtype);
   loop.run([&](const size_t* off, size_t n, const size_t* step) {
     for (size_t i = 0; i < n; ++i) {
       so(out.data, off[0] + i * step[0], f(la(a.data, off[1] + i * step[1]), lb(b.data, off[2] + i * step[2])));
@@ -187,10 +188,10 @@ rt::Error apply_ternary(const char* op, const rt::Tensor& a, const rt::Tensor& b
   const LoadFn<C> lb = load_fn<C, kSelected>(b.dtype);
   const LoadFn<C> lc = load_fn<C, kSelected>(c.dtype);
   const StoreFn<C> so = store_fn<C, kSelected>(out.dtype);
-  if (la == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[0], a.dtype);
-  if (lb == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[1], b.dtype);
-  if (lc == nullptr) return dtype_unavailable(kRealBoolDtypes, op, names[2], c.dtype);
-  if (so == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  if (la == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, names[0], a.dtype);
+  if (lb == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, names[1], b.dtype);
+  if (lc == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, names[2], c.dtype);
+  if (so == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "out", out.dtype);
   loop.run([&](const size_t* off, size_t n, const size_t* step) {
     for (size_t i = 0; i < n; ++i) {
       so(out.data, off[0] + i * step[0],
@@ -221,25 +222,26 @@ rt::Error apply_unary(const char* op, const rt::Tensor& self, rt::Tensor& out, c
   }
   const LoadFn<C> load = load_fn<C, kSelected>(self.dtype);
   const StoreFn<C> store = store_fn<C, kSelected>(out.dtype);
-  if (load == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "self", self.dtype);
-  if (store == nullptr) return dtype_unavailable(kRealBoolDtypes, op, "out", out.dtype);
+  if (load == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "self", self.dtype);
+  if (store == nullptr) return dtype_unavailable(kRealHBBF16Dtypes, op, "out", out.dtype);
   for (size_t i = 0; i < self.numel; ++i) store(out.data, i, f(load(self.data, i)));
   return rt::Error::Ok;
 }
 
-// ExecuTorch's unary_ufunc_realhbbf16_to_floathbf16 (exp, sigmoid): self of any real or
-// Bool dtype, out floating; fn(v) runs in double for a Double self and in float otherwise,
-// and its result is converted to out's dtype. fn is generic (called with float or double).
+// ExecuTorch's unary_ufunc_realhbbf16_to_floathbf16 (exp, sigmoid): self of any real, Bool,
+// Half or BFloat16 dtype, out floating (Half and BFloat16 too); fn(v) runs in double for a
+// Double self and in float otherwise, and its result is converted to out's dtype (a double
+// result to Half through float, as static_cast<c10::Half> does). fn is generic (called with float or double).
 template <uint32_t kSelected, typename Fn>
 rt::Error apply_unary_to_floating(const char* op, const rt::Tensor& self, rt::Tensor& out, const Fn& fn) {
   RT_CHECK(self.numel == out.numel, rt::Error::Internal, "%s: self and out sizes differ", op);
-  return dispatch<kRealBoolDtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {
+  return dispatch<kRealHBBF16Dtypes, kSelected>(op, "self", self.dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     using C = std::conditional_t<std::is_same_v<In, double>, double, float>;
-    return dispatch<kFloatDtypes, kSelected>(op, "out", out.dtype, [&](auto out_tag) {
+    return dispatch<kFloatHBF16Dtypes, kSelected>(op, "out", out.dtype, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       Out* y = out.data_as<Out>();
-      for (size_t i = 0; i < self.numel; ++i) y[i] = static_cast<Out>(fn(load_as<C, In>(self.data, i)));
+      for (size_t i = 0; i < self.numel; ++i) y[i] = convert<Out>(fn(load_as<C, In>(self.data, i)));
       return rt::Error::Ok;
     });
   });

@@ -5,6 +5,8 @@
 //   - each output element sums k = 0..n-1 in order, starting from 0;
 //   - integer dtypes accumulate in the dtype itself, wrapping: the result is
 //     the exact sum of products modulo 2^bits (int8 and uint8 included);
+//   - Half and BFloat16 accumulate in the dtype too: each product and each partial sum
+//     rounds to it (c10's arithmetic: ExecuTorch's `CTYPE sum = 0; sum += x * y`);
 //   - n == 0 gives zeros.
 // Helium: a 3-row x 2-vector register block (6 accumulators + 2 B vectors =
 // the 8 Q registers), A read as pairs of k. Float uses fused multiply-add, so
@@ -17,6 +19,8 @@
 
 #include <type_traits>
 
+#include "kernels/reduced_float.h"
+
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
 #endif
@@ -28,7 +32,7 @@ namespace matmul_detail {
 // output element still sums its products in k order, from 0.
 template <typename T>
 void matmul_scalar(const T* a, const T* b, T* c, size_t m, size_t n, size_t p) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     for (size_t i = 0; i < m; ++i) {
       T* row = c + i * p;
       for (size_t j = 0; j < p; ++j) row[j] = T(0);
@@ -287,7 +291,7 @@ void matmul_transposed(const T* a, const T* w, T* c, size_t m, size_t n, size_t 
     const T* arow = a + i * n;
     for (size_t j = 0; j < p; ++j) {
       const T* wrow = w + j * n;
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_v<T>) {
         T acc = T(0);
         for (size_t k = 0; k < n; ++k) acc += arow[k] * wrow[k];
         c[i * p + j] = acc;
