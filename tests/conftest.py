@@ -66,14 +66,21 @@ class ExportCase:
 FIRST_WORKER = ("kernels", "npu")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the node ids
-def pytest_collection_modifyitems(items) -> None:
+def pytest_collection_modifyitems(config, items) -> None:
     """Two xdist groups, each on one worker, so each group's session fixtures (exports,
-    firmware builds) are made once: FIRST_WORKER's folders and everything else."""
-    first = [REPO / "tests" / name for name in FIRST_WORKER]
+    firmware builds) are made once: FIRST_WORKER's folders and everything else.
+
+    pytest-xdist 3.8 groups by a `@group` suffix on the node id, which it sets as
+    `item._nodeid`; pytest 9.2 keeps the id in `item._id`, so the suffix is set here."""
+    if not config.getvalue("loadgroup"):
+        return
+    from _pytest.nodeid import coerce_node_id
+
     for item in items:
-        mine = any(item.path.is_relative_to(folder) for folder in first)
-        item.add_marker(pytest.mark.xdist_group("+".join(FIRST_WORKER) if mine else "rest"))
+        mine = any(item.path.is_relative_to(REPO / "tests" / name) for name in FIRST_WORKER)
+        group = "+".join(FIRST_WORKER) if mine else "rest"
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")
+        assert item.nodeid.endswith(f"@{group}"), "pytest changed how it keeps node ids"
 
 
 @pytest.fixture(scope="session")
