@@ -72,7 +72,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
     pytest-xdist 3.8 groups by a `@group` suffix on the node id, which it sets as
     `item._nodeid`; pytest 9.2 keeps the id in `item._id`, so the suffix is set here."""
-    if not config.getvalue("loadgroup"):
+    if not config.getoption("loadgroup", False):  # no such option without xdist
         return
     from _pytest.nodeid import coerce_node_id
 
