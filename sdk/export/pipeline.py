@@ -342,8 +342,9 @@ def _lower_once(
             )
         overlaps = npu_output_overlaps(program)
         if fix_boundaries and overlaps:
+            bmm = ForceOnCpu([BMM])  # the --cpu-op matcher: does a delegate hold a bmm?
             npu_bmm = any(
-                n.op == "call_function" and "aten.bmm" in str(n.target)
+                not bmm.is_node_supported({}, n)
                 for m in lowered
                 for n in m.original_module.graph_module.graph.nodes
             )
