@@ -2,7 +2,8 @@
 # Install everything this repository needs on a fresh Debian 12 machine; safe to re-run.
 #   - Debian packages: the Arm cross toolchain (+ newlib, libstdc++), QEMU, flatbuffers, clang
 #     (libFuzzer), venv
-#   - a Python venv in .venv with the SDK (editable) and its pinned AOT stack
+#   - a Python venv in .venv: every package from requirements.lock (exact versions and hashes),
+#     the SDK editable on top
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,15 +33,14 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 
-# Re-install only when the dependency list changed (the stamp holds pyproject.toml's hash).
+# Re-install only when the dependencies changed (the stamp holds the lock's and pyproject's hash).
+# Every package comes from requirements.lock at its exact version and hash (scripts/lock.sh
+# regenerates it); the SDK itself is installed editable on top, without resolving anything.
 stamp=".venv/.sdk-installed"
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml requirements.lock | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "bootstrap: installing the SDK and its Python dependencies into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip
-  # torch first and by exact version: pip then takes the CPU build on this machine's disk
-  # instead of resolving a (multi-GB) CUDA build from the index.
-  .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  echo "bootstrap: installing the SDK and its locked Python dependencies into .venv"
+  .venv/bin/python -m pip install -q --require-hashes -r requirements.lock
+  .venv/bin/python -m pip install -q --no-deps -e .
   echo "$want" > "$stamp"
 fi
