@@ -2,14 +2,15 @@
 // with the firmware's real kernels behind it. Nothing from the wire may crash the firmware.
 //
 // Built with libFuzzer when clang is there (-DSDK_LIBFUZZER), otherwise with the plain
-// mutation driver below:
-//   fuzz_link [--iterations N] [--seed S] [SEED.pte...]
+// mutation driver (fuzz_driver.h):
+//   fuzz_link [--iterations N] [--seed S] [--write-seeds DIR] [SEED.pte...]
 // An input is either a raw byte stream (first byte even) or a script (first byte odd) of
 // records `u8 kind, u8 flags, u16 length, payload` that the harness frames with a valid CRC,
 // so that mutations reach the handlers and not only the CRC check. flags: bit 0 wrong session,
 // bit 1 damaged CRC, bit 2 response flag set, bit 3 same seq as the record before
 // (a retransmission). The driver's seeds are scripts that load each SEED.pte, set its inputs,
 // run it and read its outputs; each iteration mutates a seed's script or its wire bytes.
+// --write-seeds DIR writes those scripts: a libFuzzer corpus cut from real programs.
 // The Ethos-U backend is registered without an NPU and with the server as its virtual NPU, so
 // a delegated seed's RUN opens virtual NPU jobs: the scripts answer them (NPU_READ, NPU_WRITE,
 // NPU_DONE, a retransmitted RUN and NPU_DONE), which fuzzes the server's nested job loop. The
@@ -23,6 +24,7 @@
 
 #include "backend.h"
 #include "frame.h"
+#include "fuzz_driver.h"
 #include "npu_absent.h"
 #include "record.h"
 #include "server.h"
@@ -129,21 +131,24 @@ std::vector<uint8_t> script_to_wire(const uint8_t* data, size_t size) {
   return wire;
 }
 
-void run_one(const uint8_t* data, size_t size) {
+// True when the server answered anything.
+bool run_one(const uint8_t* data, size_t size) {
   hostlink::Server& s = server();
   s.boot();
+  size_t written = g_transport.written;
   if (size == 0) {
-    return;
+    return false;
   }
   if ((data[0] & 1) == 0) {
     s.receive(data + 1, size - 1);
-    return;
+  } else {
+    std::vector<uint8_t> wire = script_to_wire(data, size);
+    // In two pieces: a frame split across receive() calls must not matter.
+    size_t half = wire.size() / 2;
+    s.receive(wire.data(), half);
+    s.receive(wire.data() + half, wire.size() - half);
   }
-  std::vector<uint8_t> wire = script_to_wire(data, size);
-  // In two pieces: a frame split across receive() calls must not matter.
-  size_t half = wire.size() / 2;
-  s.receive(wire.data(), half);
-  s.receive(wire.data() + half, wire.size() - half);
+  return g_transport.written != written;
 }
 
 }  // namespace
@@ -157,55 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 namespace {
 
-uint64_t g_state = 0x9E3779B97F4A7C15ull;
-
-uint64_t next_random() {
-  g_state ^= g_state << 13;
-  g_state ^= g_state >> 7;
-  g_state ^= g_state << 17;
-  return g_state;
-}
-
-size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next_random() % n); }
-
-void mutate(std::vector<uint8_t>& bytes) {
-  int mutations = 1 + static_cast<int>(below(4));
-  for (int m = 0; m < mutations && bytes.size() > 1; ++m) {
-    size_t at = 1 + below(bytes.size() - 1);  // keep the mode byte
-    switch (below(7)) {
-      case 0:
-        bytes[at] ^= static_cast<uint8_t>(1u << below(8));
-        break;
-      case 1:
-        bytes[at] = static_cast<uint8_t>(next_random());
-        break;
-      case 2: {  // a small or boundary value, where sizes, offsets and indices live
-        static const uint32_t kValues[] = {0, 1, 2, 4, 16, 48, 4096, 0xFFFF, 0xFFFFFFFF};
-        uint32_t v = kValues[below(sizeof(kValues) / sizeof(kValues[0]))];
-        if (at + 4 <= bytes.size()) memcpy(&bytes[at], &v, 4);
-        break;
-      }
-      case 3:
-        bytes.resize(at);
-        break;
-      case 4: {  // repeat a piece (retransmissions, duplicated chunks)
-        size_t from = below(bytes.size());
-        size_t n = below(64);
-        n = n < bytes.size() - from ? n : bytes.size() - from;
-        std::vector<uint8_t> piece(bytes.begin() + static_cast<long>(from),
-                                   bytes.begin() + static_cast<long>(from + n));
-        bytes.insert(bytes.begin() + static_cast<long>(at), piece.begin(), piece.end());
-        break;
-      }
-      case 5:
-        bytes[at] = 0;  // a delimiter in the wrong place
-        break;
-      default:
-        bytes.erase(bytes.begin() + static_cast<long>(at));
-        break;
-    }
-  }
-}
+// Small or boundary values, where sizes, offsets and indices live.
+const uint32_t kValues[] = {0, 1, 2, 4, 16, 48, 4096, 0xFFFF, 0xFFFFFFFF};
 
 void record(std::vector<uint8_t>& script, uint8_t kind, const std::vector<uint8_t>& payload,
             uint8_t flags = 0) {
@@ -319,45 +277,30 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
   return script;
 }
 
+// A file is a program to seed a script with; no file at all, the protocol alone.
+void add_seeds(const fuzz::Input& file, std::vector<fuzz::Input>* seeds) {
+  seeds->push_back(seed_script(test::Bytes(file.data(), file.size())));
+}
+
+// One time in three the script's framed bytes are fuzzed instead: the decoder's paths.
+bool as_byte_stream(fuzz::Random& r, fuzz::Input* input) {
+  if (r.below(3) != 0) return false;
+  std::vector<uint8_t> wire = script_to_wire(input->data(), input->size());
+  input->assign(1, 0);
+  input->insert(input->end(), wire.begin(), wire.end());
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   server();  // registers the backend: the seeds' own loads need it for delegated programs
-  long iterations = 1000;
-  std::vector<std::vector<uint8_t>> seeds;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-      iterations = strtol(argv[++i], nullptr, 0);
-    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-      g_state = (strtoull(argv[++i], nullptr, 0) + 1) * 0x9E3779B97F4A7C15ull;
-    } else {
-      test::Bytes program = test::read_file(argv[i]);
-      if (program.size() == 0) {
-        fprintf(stderr, "fuzz_link: cannot read %s\n", argv[i]);
-        return 2;
-      }
-      seeds.push_back(seed_script(program));
-    }
-  }
-  if (seeds.empty()) {
-    seeds.push_back(seed_script(test::Bytes()));  // no program: the protocol alone
-  }
-  long scripts = 0;
-  for (long it = 0; it < iterations; ++it) {
-    std::vector<uint8_t> input = seeds[below(seeds.size())];
-    if (below(3) == 0) {  // mutate the framed bytes instead: the decoder's paths
-      std::vector<uint8_t> wire = script_to_wire(input.data(), input.size());
-      input.assign(1, 0);
-      input.insert(input.end(), wire.begin(), wire.end());
-    } else {
-      ++scripts;
-    }
-    mutate(input);
-    run_one(input.data(), input.size());
-  }
-  printf("fuzz_link: %ld iterations (%ld scripts, %ld byte streams), %lu bytes answered\n",
-         iterations, scripts, iterations - scripts, static_cast<unsigned long>(g_transport.written));
-  return 0;
+  const fuzz::Target target = {
+      "fuzz_link", "answered",
+      {kValues, sizeof(kValues) / sizeof(kValues[0]), false, 64, true},
+      add_seeds, as_byte_stream, "byte streams", run_one,
+  };
+  return fuzz::run_driver(target, argc, argv);
 }
 
 #endif  // SDK_LIBFUZZER

@@ -2,20 +2,21 @@
 // what it accepts must hold what the backend and the driver rely on.
 //
 // Built with libFuzzer when clang is there (-DSDK_LIBFUZZER), otherwise with the plain
-// mutation driver below:
-//   fuzz_vela_payload [--iterations N] [--seed S] SEED...
-// A SEED is a Vela payload or a whole .pte (each 16-byte aligned run of a `vela_bin_stream`
-// header to the end of the file seeds the loop; the parser must stop at `vela_end_stream`
-// or refuse the rest). Mutations: bit flips, byte overwrites, boundary 32-bit values,
-// truncation, chunk copies. A crash, a sanitizer report or a broken invariant ends the run.
+// mutation driver (fuzz_driver.h):
+//   fuzz_vela_payload [--iterations N] [--seed S] [--write-seeds DIR] SEED...
+// An input (a SEED, or a libFuzzer input) is a Vela payload or a whole .pte ('ET12' at byte
+// 4): a .pte's payloads are each 16-byte aligned run from a `vela_bin_stream` header to the
+// end of the first `vela_end_stream` block, found as the plain driver and libFuzzer both read
+// them (for_each_payload), so a corpus of .pte files reaches the parser in either build.
+// Mutations: bit flips, byte overwrites, boundary 32-bit values, truncation, chunk copies.
+// A crash, a sanitizer report or a broken invariant ends the run.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <vector>
-
 #include "../ethosu/vela_payload.h"
+#include "fuzz_driver.h"
 
 namespace {
 
@@ -57,10 +58,39 @@ bool run_one(const uint8_t* data, size_t size) {
   return true;
 }
 
+// Where a payload that starts at `at` ends: after the first `vela_end_stream` block header
+// found by walking the block sizes (with its block), or at the end of the input.
+size_t payload_end(const uint8_t* data, size_t size, size_t at) {
+  static const char kEnd[16] = "vela_end_stream";
+  for (size_t pos = at; pos + 32 <= size;) {
+    uint32_t block;
+    memcpy(&block, data + pos + 16, 4);
+    size_t next = pos + 32 + ((static_cast<size_t>(block) + 15) & ~size_t{15});
+    if (memcmp(data + pos, kEnd, 16) == 0) return next <= size ? next : size;
+    if (next <= pos || next > size) break;
+    pos = next;
+  }
+  return size;
+}
+
+// Calls fn(payload, size) for each Vela payload in a .pte, or once with the whole input when
+// it is not a .pte (a raw payload).
+template <typename Fn>
+void for_each_payload(const uint8_t* data, size_t size, Fn fn) {
+  static const char kStart[16] = "vela_bin_stream";
+  if (size < 8 || memcmp(data + 4, "ET12", 4) != 0) {
+    fn(data, size);
+    return;
+  }
+  for (size_t at = 0; at + 16 <= size; at += 16) {
+    if (memcmp(data + at, kStart, 16) == 0) fn(data + at, payload_end(data, size, at) - at);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  run_one(data, size);
+  for_each_payload(data, size, run_one);
   return 0;
 }
 
@@ -68,125 +98,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 namespace {
 
-uint64_t g_state = 0x9E3779B97F4A7C15ull;
+// Sizes, counts, offsets and action words are 32-bit.
+const uint32_t kValues[] = {0,          1,          2,          4,         5,
+                            16,         36,         0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
+                            0x00010002, 0xFFFF0000, 0x31504F43};
 
-uint64_t next_random() {
-  g_state ^= g_state << 13;
-  g_state ^= g_state >> 7;
-  g_state ^= g_state << 17;
-  return g_state;
-}
-
-size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next_random() % n); }
-
-void mutate(std::vector<uint8_t>& bytes) {
-  int mutations = 1 + static_cast<int>(below(4));
-  for (int m = 0; m < mutations && !bytes.empty(); ++m) {
-    size_t at = below(bytes.size());
-    switch (below(6)) {
-      case 0:
-        bytes[at] ^= static_cast<uint8_t>(1u << below(8));
-        break;
-      case 1:
-        bytes[at] = static_cast<uint8_t>(next_random());
-        break;
-      case 2: {  // sizes, counts, offsets and action words are 32-bit
-        static const uint32_t kValues[] = {0,    1,          2,          4,          5,
-                                           16,   36,         0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
-                                           0x00010002, 0xFFFF0000, 0x31504F43};
-        uint32_t v = kValues[below(sizeof(kValues) / sizeof(kValues[0]))];
-        at &= ~size_t{3};
-        if (at + 4 <= bytes.size()) memcpy(&bytes[at], &v, 4);
-        break;
-      }
-      case 3:
-        bytes.resize(at);
-        break;
-      case 4: {
-        size_t from = below(bytes.size());
-        size_t n = below(48);
-        for (size_t i = 0; i < n && from + i < bytes.size() && at + i < bytes.size(); ++i) {
-          bytes[at + i] = bytes[from + i];
-        }
-        break;
-      }
-      default:
-        bytes[at] = static_cast<uint8_t>(bytes[at] + 1);
-        break;
-    }
-  }
-}
-
-bool read_all(const char* path, std::vector<uint8_t>* out) {
-  FILE* f = fopen(path, "rb");
-  if (f == nullptr) return false;
-  uint8_t chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) out->insert(out->end(), chunk, chunk + n);
-  fclose(f);
-  return !out->empty();
-}
-
-// Payloads in a file: every 16-byte aligned `vela_bin_stream` header starts one, which ends
-// after the first `vela_end_stream` block header found by walking the block sizes (or at the
-// end of the file).
-void add_seeds(const std::vector<uint8_t>& file, std::vector<std::vector<uint8_t>>* seeds) {
-  static const char kStart[16] = "vela_bin_stream";
-  static const char kEnd[16] = "vela_end_stream";
-  for (size_t at = 0; at + 16 <= file.size(); at += 16) {
-    if (memcmp(&file[at], kStart, 16) != 0) continue;
-    size_t end = file.size();
-    for (size_t pos = at; pos + 32 <= file.size();) {
-      uint32_t size;
-      memcpy(&size, &file[pos + 16], 4);
-      size_t next = pos + 32 + ((static_cast<size_t>(size) + 15) & ~size_t{15});
-      if (memcmp(&file[pos], kEnd, 16) == 0) {
-        end = next <= file.size() ? next : file.size();
-        break;
-      }
-      if (next <= pos || next > file.size()) break;
-      pos = next;
-    }
-    seeds->emplace_back(file.begin() + static_cast<long>(at), file.begin() + static_cast<long>(end));
-  }
+void add_seeds(const fuzz::Input& file, std::vector<fuzz::Input>* seeds) {
+  if (file.empty()) return;
+  for_each_payload(file.data(), file.size(), [seeds](const uint8_t* p, size_t n) {
+    seeds->emplace_back(p, p + n);
+  });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  long iterations = 1000;
-  std::vector<std::vector<uint8_t>> seeds;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-      iterations = strtol(argv[++i], nullptr, 0);
-    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-      g_state = (strtoull(argv[++i], nullptr, 0) + 1) * 0x9E3779B97F4A7C15ull;
-    } else {
-      std::vector<uint8_t> file;
-      if (!read_all(argv[i], &file)) {
-        fprintf(stderr, "fuzz_vela_payload: cannot read %s\n", argv[i]);
-        return 2;
-      }
-      add_seeds(file, &seeds);
-    }
-  }
-  if (seeds.empty()) {
-    fprintf(stderr, "fuzz_vela_payload: no Vela payload in the seeds\n");
-    return 2;
-  }
-  long accepted_seeds = 0;
-  for (const auto& seed : seeds) {
-    accepted_seeds += run_one(seed.data(), seed.size()) ? 1 : 0;
-  }
-  long accepted = 0;
-  for (long it = 0; it < iterations; ++it) {
-    std::vector<uint8_t> bytes = seeds[below(seeds.size())];
-    mutate(bytes);
-    accepted += run_one(bytes.data(), bytes.size()) ? 1 : 0;
-  }
-  printf("fuzz_vela_payload: %ld iterations, %ld accepted, %ld of %zu seeds accepted\n",
-         iterations, accepted, accepted_seeds, seeds.size());
-  return 0;
+  const fuzz::Target target = {
+      "fuzz_vela_payload", "accepted",
+      {kValues, sizeof(kValues) / sizeof(kValues[0]), true, 48, false},
+      add_seeds, nullptr, nullptr, run_one,
+  };
+  return fuzz::run_driver(target, argc, argv);
 }
 
 #endif  // SDK_LIBFUZZER

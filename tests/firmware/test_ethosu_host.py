@@ -7,6 +7,8 @@ test_host_build.py with every other *_test.cpp.)
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -71,3 +73,45 @@ def test_fuzz_vela_payload_libfuzzer(host_build: Path, programs, tmp_path: Path)
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "Done 20000 runs" in result.stderr
+
+
+def _seed_coverage(binary: Path, seed: bytes, tmp_path: Path) -> int:
+    """The edges libFuzzer reached running one seed once (-runs=0), after checking it ran."""
+    corpus = tmp_path / f"corpus{len(list(tmp_path.iterdir()))}"
+    corpus.mkdir()
+    (corpus / "seed").write_bytes(seed)
+    result = subprocess.run(
+        [
+            str(binary),
+            "-runs=0",
+            "-print_final_stats=1",
+            f"-artifact_prefix={tmp_path}/",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    inited = re.search(r"INITED cov: (\d+)", result.stderr)
+    assert inited, result.stderr[-4000:]
+    return int(inited.group(1))
+
+
+def test_fuzz_vela_payload_libfuzzer_cuts_payloads_from_pte_seeds(
+    host_build: Path, programs, tmp_path: Path
+):
+    """A .pte seed reaches the payload parser as its payload does (bench/fuzz.py seeds the
+    target with .pte files); garbage and a .pte without a delegate stop before it."""
+    if not any(shutil.which(c) for c in ("clang++", "clang++-14", "clang++-15", "clang++-16")):
+        pytest.skip("clang++ is not installed: no libFuzzer build")
+    binary = host_build / "fuzz_vela_payload_libfuzzer"
+    assert binary.is_file()
+    pte = programs["delegate"].read_bytes()
+    from_pte = _seed_coverage(binary, pte, tmp_path)
+    from_payload = _seed_coverage(binary, _payload(programs["delegate"]), tmp_path)
+    garbage = _seed_coverage(binary, bytes(range(256)) * 4, tmp_path)
+    no_delegate = _seed_coverage(binary, programs["add"].read_bytes(), tmp_path)
+    assert from_pte > garbage + 20, (from_pte, garbage)
+    assert from_pte > no_delegate + 20, (from_pte, no_delegate)
+    assert from_pte >= from_payload - 2, (from_pte, from_payload)
