@@ -356,7 +356,8 @@ def _lower_once(
             for node in report["cpu_nodes"]:
                 if node["target"] == workaround["cpu_op"]:
                     node["reason"] = f"moved onto the CPU by the SDK: {workaround['why']}"
-        shutil.rmtree(artifacts)
+        # No NPU partition, no Vela run: the folder was never made (a CPU-only program).
+        shutil.rmtree(artifacts, ignore_errors=True)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     remove_stale_logs(outdir, failure_logs)
