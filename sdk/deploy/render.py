@@ -14,6 +14,8 @@ from sdk.units import human_bytes
 def _snr(data: dict | None) -> str:
     if not data or "cosine" not in data:
         return "—"
+    if "zero_reference_bound" in data:  # SNR means nothing against all zeros
+        return f"all zeros: max {data['max_abs']:.3g} (bound {data['zero_reference_bound']:.3g})"
     snr = data.get("snr_db")
     text = "identical" if snr is None else f"{snr:.1f} dB" if isinstance(snr, float) else str(snr)
     return f"{text}, cos {data['cosine']:.5f}, max {data['max_abs']:.3g}"
