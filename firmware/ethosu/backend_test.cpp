@@ -212,6 +212,43 @@ TEST(backend_runs_a_built_program_and_checks_the_layout) {
   CHECK_EQ(rig.model.reg(ethosu::reg::QSIZE), 12);
 }
 
+// A delegate whose data is all constant (an arange, an attention mask) has no inputs: Vela's
+// inputs block has a count of 0, and the call passes the outputs alone.
+TEST(backend_runs_a_delegate_without_inputs) {
+  Rig rig;
+  rig.model.on_run = [](NpuRegisterModel& m) {
+    auto* scratch = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(m.basep(1)));
+    for (int i = 0; i < 16; ++i) scratch[16 + i] = static_cast<uint8_t>(7 * i + 1);
+  };
+  CHECK_OK(rig.register_backend());
+  VelaBuilder b = VelaBuilder::standard();
+  b.find("inputs")->data = VelaBuilder::records({});
+  ProgramBuilder p;
+  int y = p.planned(ScalarType::Char, {16}, 128);
+  p.delegate_call(p.delegate("EthosUBackend", b.bytes(), {{"output_format", spec("vela")}}), {y});
+  p.set_inputs({});
+  p.set_outputs({y});
+  p.set_buffer_sizes({0, 256});
+  Bytes bytes = p.finish();  // outlives the method
+  rt::Result<rt::Method> method = rig.load(bytes);
+  CHECK_OK(method);
+  CHECK_OK(method.get().execute());
+  const uint8_t* out = method.get().output(0)->u.t->data_as<uint8_t>();
+  for (int i = 0; i < 16; ++i) CHECK_EQ(out[i], static_cast<uint8_t>(7 * i + 1));
+
+  // The call must still match the records: an input passed to it is refused at load.
+  ProgramBuilder q;
+  int x = q.planned(ScalarType::Char, {16}, 0);
+  y = q.planned(ScalarType::Char, {16}, 128);
+  q.delegate_call(q.delegate("EthosUBackend", b.bytes(), {{"output_format", spec("vela")}}),
+                  {x, y});
+  q.set_inputs({x});
+  q.set_outputs({y});
+  q.set_buffer_sizes({0, 256});
+  CHECK_ERROR(rig.load(q.finish()), InvalidProgram);
+  CHECK_REASON("the call passes 2 values but the NPU has 0 inputs + 1 outputs");
+}
+
 TEST(backend_payload_errors_name_the_delegate_and_the_block) {
   Rig rig;
   CHECK_OK(rig.register_backend());

@@ -58,14 +58,19 @@ Error read_name(const uint8_t* field, size_t offset, char name[kBlockNameBytes])
   return Error::Ok;
 }
 
-Error parse_io(const Block& b, const char* what, uint32_t scratch_size, IoTable* out) {
+// `min_count`: a delegate may have no inputs (all its data constant: Vela writes a count of 0),
+// but one without outputs computes nothing anyone reads, so outputs start at 1.
+Error parse_io(const Block& b, const char* what, int32_t min_count, uint32_t scratch_size,
+               IoTable* out) {
   RT_CHECK(b.size >= 4, Error::InvalidProgram,
            "Vela payload: block '%s' at offset %lu: %lu bytes, shorter than its count", what,
            ul(b.offset), ul(b.size));
   int32_t count = load_i32(b.data);
-  RT_CHECK(count >= 1 && static_cast<uint32_t>(count) <= kMaxIoRecords, Error::InvalidProgram,
-           "Vela payload: block '%s' at offset %lu: %ld records (1..%lu supported)", what,
-           ul(b.offset), static_cast<long>(count), ul(kMaxIoRecords));
+  RT_CHECK(count >= min_count && static_cast<uint32_t>(count) <= kMaxIoRecords,
+           Error::InvalidProgram,
+           "Vela payload: block '%s' at offset %lu: %ld records (%ld..%lu supported)", what,
+           ul(b.offset), static_cast<long>(count), static_cast<long>(min_count),
+           ul(kMaxIoRecords));
   size_t expected = 4 + static_cast<size_t>(count) * kIoRecordBytes;  // small: count bounded
   RT_CHECK(b.size == expected, Error::InvalidProgram,
            "Vela payload: block '%s' at offset %lu: %lu bytes for %ld records (expected %lu)",
@@ -267,8 +272,8 @@ Error parse_vela_payload(const uint8_t* data, size_t size, VelaPayload* out) {
   RT_CHECK(out->scratch_size <= kMaxBytes, Error::InvalidProgram,
            "Vela payload: block 'scratch_size' at offset %lu: %lu bytes, too large",
            ul(scratch.offset), ul(out->scratch_size));
-  RT_TRY(parse_io(blocks[kInputs], "inputs", out->scratch_size, &out->inputs));
-  RT_TRY(parse_io(blocks[kOutputs], "outputs", out->scratch_size, &out->outputs));
+  RT_TRY(parse_io(blocks[kInputs], "inputs", 0, out->scratch_size, &out->inputs));
+  RT_TRY(parse_io(blocks[kOutputs], "outputs", 1, out->scratch_size, &out->outputs));
   RT_TRY(parse_cmd(blocks[kCmd], out));
   out->payload = data;
   out->payload_size = size;

@@ -233,7 +233,35 @@ TEST(vela_scratch_size_and_records_are_checked) {
   std::vector<test::VelaRecord> many(33, test::VelaRecord{{1}, 1, 0});
   b.find("inputs")->data = VelaBuilder::records(many);
   CHECK_ERROR(parse(b), InvalidProgram);
-  CHECK_REASON("33 records (1..32 supported)");
+  CHECK_REASON("33 records (0..32 supported)");
+
+  b = VelaBuilder::standard();
+  b.find("inputs")->data = VelaBuilder::records({});
+  set32(b.find("inputs")->data, 0, 0xFFFFFFFF);  // a count of -1
+  CHECK_ERROR(parse(b), InvalidProgram);
+  CHECK_REASON("block 'inputs' at offset");
+  CHECK_REASON("-1 records (0..32 supported)");
+}
+
+// All of a delegate's data can be constant (an attention's bool mask): Vela writes an inputs
+// block with a count of 0. Valid, and the view says so; outputs still need one record.
+TEST(vela_delegate_without_inputs_parses) {
+  VelaBuilder b = VelaBuilder::standard();
+  b.find("inputs")->data = VelaBuilder::records({});
+  CHECK_OK(parse(b));
+  CHECK_EQ(g_view.inputs.count, 0);
+  CHECK_EQ(g_view.outputs.count, 1);
+  CHECK_EQ(ethosu::io_record(g_view.outputs, 0).offset, 16);
+
+  b.find("inputs")->data.push_back(0);  // a count of 0 and a stray byte: still refused
+  CHECK_ERROR(parse(b), InvalidProgram);
+  CHECK_REASON("5 bytes for 0 records (expected 4)");
+
+  b = VelaBuilder::standard();
+  b.find("outputs")->data = VelaBuilder::records({});
+  CHECK_ERROR(parse(b), InvalidProgram);
+  CHECK_REASON("block 'outputs' at offset");
+  CHECK_REASON("0 records (1..32 supported)");
 }
 
 TEST(vela_cmd_data_actions_are_checked) {

@@ -30,7 +30,8 @@ void check_view(const ethosu::VelaPayload& v, const uint8_t* data, size_t size) 
   bool ok = inside(v.cmd_data, v.cmd_data_size) &&
             inside(v.command_stream, v.command_stream_size) && inside(v.weights, v.weights_size) &&
             v.command_stream_size % 4 == 0 && v.command_stream_size > 0 &&
-            (v.command_stream - data) % 16 == 0 && v.inputs.count >= 1 && v.outputs.count >= 1;
+            (v.command_stream - data) % 16 == 0 && v.inputs.count <= ethosu::kMaxIoRecords &&
+            v.outputs.count >= 1 && v.outputs.count <= ethosu::kMaxIoRecords;
   for (const ethosu::IoTable* t : {&v.inputs, &v.outputs}) {
     ok = ok && inside(t->records, t->count * ethosu::kIoRecordBytes);
     for (uint32_t i = 0; ok && i < t->count; ++i) {

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from sdk.deploy.render import render
     from sdk.deploy.report import error_report, junit_suite
     from sdk.errors import MismatchError, SdkError
+    from sdk.export import CPU_ONLY
     from sdk.progress import Steps
 
     json_to_stdout = args.json is not None and str(args.json) == "-"
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         render(report)
     elif args.quiet:
         verdict = "passed" if report.passed else "FAILED"
-        print(f"deploy {verdict}: {report.model} on {report.board}/{report.target}")
+        cpu_only = "" if report.placement["npu"] else f" ({CPU_ONLY})"
+        print(f"deploy {verdict}: {report.model} on {report.board}/{report.target}{cpu_only}")
     if not report.passed:
         raise MismatchError(f"deploy failed: {report.failure}")
     return 0

@@ -45,6 +45,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sdk.errors import UsageError
+    from sdk.export import CPU_ONLY
     from sdk.export.pipeline import export_model
 
     if args.target is not None:
@@ -75,11 +76,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"  Vela workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
     for overlap in report["npu_output_overlaps"]:
         print(f"  WARNING: {overlap}: the device's result is not the model's")
-    print(
-        f"  Vela estimate: {total['total_cycles']} NPU cycles, "
-        f"{total['sram_used_kib_max']} KiB SRAM, {total['flash_used_kib']} KiB flash "
-        "(an estimate, not a measurement)"
-    )
+    if report["cpu_only"]:
+        print(f"  {CPU_ONLY}")
+    else:
+        print(
+            f"  Vela estimate: {total['total_cycles']} NPU cycles, "
+            f"{total['sram_used_kib_max']} KiB SRAM, {total['flash_used_kib']} KiB flash "
+            "(an estimate, not a measurement)"
+        )
     print(
         "  boundary audit: " + ("ok" if audit["ok"] else "FAILED: " + "; ".join(audit["problems"]))
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.accuracy import REFERENCES, THRESHOLDS, measure
+from sdk.accuracy import REFERENCES, THRESHOLDS, measure, zero_reference_bound
 from sdk.cache import Cache, digest
 from sdk.compare import DEFAULT_RTOL, compare_each
 from sdk.deploy.keys import (
@@ -37,7 +37,7 @@ from sdk.export.npu import NpuConfig, QuantMode
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.link.session import DEFAULT_BAUD
 from sdk.npz import read_arrays, write_arrays
-from sdk.program.pte import LoadedProgram, load_program
+from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
 from sdk.progress import Steps
 from sdk.targets.base import RunOptions
 from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
@@ -261,7 +261,10 @@ def deploy(
         host_outputs = read_arrays(reference_entry.path / HOST_OUTPUTS_FILE)
 
     with steps.step("compare", "compare"):
-        checks, failure = _compare(run.outputs, host_outputs, program_entry.path, quant_mode, rtol)
+        checks, failure = _compare(
+            run.outputs, host_outputs, program_entry.path, quant_mode, rtol,
+            output_quant_scales(program),
+        )  # fmt: skip
 
     report = DeployReport(
         model=model,
@@ -300,11 +303,13 @@ def deploy(
 
 
 def _compare(
-    outputs: list[np.ndarray], host: list[np.ndarray], entry: Path, quant: QuantMode, rtol: float
-) -> tuple[list[OutputCheck], str | None]:
+    outputs: list[np.ndarray], host: list[np.ndarray], entry: Path, quant: QuantMode, rtol: float,
+    scales: list[float | None] | None = None,
+) -> tuple[list[OutputCheck], str | None]:  # fmt: skip
     """Per output: the target against the host reference (identical / within rtol), and
-    against both PyTorch models (SNR, cosine against the thresholds). The failure names the
-    worst output."""
+    against both PyTorch models (SNR, cosine against the thresholds; a model output that is
+    all zeros: max error against an absolute bound, sdk.accuracy.zero_reference_bound, with
+    `scales` each output's quantization step). The failure names the worst output."""
     try:
         vs_host = compare_each(outputs, host, rtol)
         bad = [c.describe() for c in vs_host if not c.ok]
@@ -328,14 +333,22 @@ def _compare(
                 check.add(ref, None, threshold, f"the {ref} model gives no matching output {i}")
                 worst = (-float("inf"), f"output {i}: no {ref} reference output to compare")
                 continue
-            accuracy = measure(output, expected.reshape(output.shape))
+            quantized = references["quantized"]
+            bound = zero_reference_bound(
+                expected,
+                quantized[i] if i < len(quantized) and ref != "quantized" else None,
+                scales[i] if scales is not None and i < len(scales) else None,
+            )
+            accuracy = measure(output, expected.reshape(output.shape), bound)
             check.add(ref, accuracy, threshold)
             if not accuracy.meets(threshold):
                 margin = (accuracy.snr_db or 0.0) - threshold.min_snr_db
-                line = (
-                    f"output {i} vs the {ref} model: {accuracy.describe()} (floor: SNR "
-                    f"{threshold.min_snr_db} dB, cosine {threshold.min_cosine})"
+                floor = (
+                    "the model's output is all zeros"
+                    if accuracy.zero_reference_bound is not None
+                    else f"floor: SNR {threshold.min_snr_db} dB, cosine {threshold.min_cosine}"
                 )
+                line = f"output {i} vs the {ref} model: {accuracy.describe()} ({floor})"
                 if worst is None or margin < worst[0]:
                     worst = (margin, line)
         checks.append(check)

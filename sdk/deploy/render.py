@@ -7,12 +7,15 @@ from typing import IO
 
 from sdk.deploy.keys import CACHE_KINDS
 from sdk.deploy.report import DeployReport
+from sdk.export import CPU_ONLY
 from sdk.units import human_bytes
 
 
 def _snr(data: dict | None) -> str:
     if not data or "cosine" not in data:
         return "—"
+    if "zero_reference_bound" in data:  # SNR means nothing against all zeros
+        return f"all zeros: max {data['max_abs']:.3g} (bound {data['zero_reference_bound']:.3g})"
     snr = data.get("snr_db")
     text = "identical" if snr is None else f"{snr:.1f} dB" if isinstance(snr, float) else str(snr)
     return f"{text}, cos {data['cosine']:.5f}, max {data['max_abs']:.3g}"
@@ -61,9 +64,13 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
             if not op.startswith(_NOT_COMPUTE)
         )
         where.add_row(f"NPU delegate {d['index']}", d["ran_on"], ops)
+    if not data["placement"]["npu"]:
+        where.add_row("NPU", "—", CPU_ONLY)
     cpu = ", ".join(f"{_op(c['op'])} ×{c['calls']}" for c in data["placement"]["cpu"])
     where.add_row("CPU kernels", f"Cortex-M55 ({report.target})", cpu or "none")
     console.print(where)
+    if not data["placement"]["npu"]:
+        console.print(CPU_ONLY)
 
     accuracy = Table(title="how close (target vs references)", title_justify="left")
     for column in ("output", "host reference", "quantized model", "fp32 model", "ok"):

@@ -1,1 +1,5 @@
 """export."""
+
+# Said by `sdk export` and `sdk deploy` when nothing went to the NPU: not an error, a fact.
+# Here (not in report.py) so the deploy's renderer says it without importing ExecuTorch.
+CPU_ONLY = "no NPU partition: the program runs on the CPU"

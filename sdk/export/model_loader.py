@@ -86,6 +86,30 @@ def _as_inputs(value, what: str, path: Path) -> tuple[torch.Tensor, ...]:
     return tuple(value)
 
 
+def standard_layout(t: torch.Tensor) -> torch.Tensor:
+    """A copy with row-major strides: numpy's `img[None, None]` gives size-1 dims stride 0,
+    which torch calls contiguous but ExecuTorch refuses deep in lowering."""
+    import torch
+
+    out = torch.empty(t.shape, dtype=t.dtype)
+    with torch.no_grad():
+        out.copy_(t.detach())
+    return out
+
+
+def non_finite(t: torch.Tensor) -> str | None:
+    """'NaN' or 'Inf' when a float tensor holds one (calibration ranges would be meaningless)."""
+    import torch
+
+    if not t.is_floating_point():
+        return None
+    if torch.isnan(t).any():
+        return "NaN"
+    if torch.isinf(t).any():
+        return "Inf"
+    return None
+
+
 def parse_model_spec(spec: str) -> tuple[Path, str | None]:
     """Split `file.py[:Name]` into the path and the optional name."""
     path_part, sep, name = spec.rpartition(":")
@@ -127,10 +151,21 @@ def load_model(spec: str) -> LoadedModel:
     if not callable(example_fn):
         raise ModelLoadError(f"{path}: no example_inputs() found; {CONVENTION}")
     example = _as_inputs(_call(example_fn, "example_inputs()", path), "example_inputs()", path)
+    example = tuple(standard_layout(t) for t in example)
 
     calibration = None
     calibration_fn = getattr(user, "calibration_inputs", None)
     if callable(calibration_fn):
         samples = _call(calibration_fn, "calibration_inputs()", path)
-        calibration = [_as_inputs(s, "calibration_inputs()", path) for s in samples]
+        calibration = []
+        for s, sample in enumerate(samples):
+            tensors = _as_inputs(sample, "calibration_inputs()", path)
+            for i, t in enumerate(tensors):
+                bad = non_finite(t)
+                if bad:
+                    raise ModelLoadError(
+                        f"{path}: calibration_inputs() sample {s}, input {i} holds {bad} "
+                        "(quantization ranges need finite values)"
+                    )
+            calibration.append(tuple(standard_layout(t) for t in tensors))
     return LoadedModel(module.eval(), example, calibration, label, path)

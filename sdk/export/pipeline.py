@@ -29,7 +29,7 @@ from sdk.errors import BoundaryError, ExportError, SdkError, UsageError
 from sdk.export.aten_rewrites import decompose_addmm
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
-from sdk.export.model_loader import LoadedModel, load_model
+from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
 from sdk.export.partitioner import NpuPartitioner
 from sdk.export.report import build_report, cpu_nodes
@@ -95,8 +95,20 @@ def read_calibration(
     if len(counts) != 1:
         raise UsageError(f"{path}: arrays hold different numbers of samples")
     n = counts.pop()
+    for i, array in enumerate(arrays):
+        if n and np.issubdtype(array.dtype, np.floating):
+            bad = ~np.isfinite(array.reshape(n, -1)).all(axis=1)
+            if bad.any():
+                s = int(np.argmax(bad))
+                what = "NaN" if np.isnan(array[s]).any() else "Inf"
+                raise UsageError(
+                    f"{path}: arr_{i} sample {s} (input {i}) holds {what} "
+                    "(quantization ranges need finite values)"
+                )
     return [
-        tuple(torch.from_numpy(a[s]).to(ref.dtype) for a, ref in zip(arrays, example))
+        tuple(
+            standard_layout(torch.from_numpy(a[s]).to(ref.dtype)) for a, ref in zip(arrays, example)
+        )
         for s in range(n)
     ]
 
@@ -356,7 +368,8 @@ def _lower_once(
             for node in report["cpu_nodes"]:
                 if node["target"] == workaround["cpu_op"]:
                     node["reason"] = f"moved onto the CPU by the SDK: {workaround['why']}"
-        shutil.rmtree(artifacts)
+        # No NPU partition, no Vela run: the folder was never made (a CPU-only program).
+        shutil.rmtree(artifacts, ignore_errors=True)
         write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     remove_stale_logs(outdir, failure_logs)

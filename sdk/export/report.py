@@ -163,6 +163,8 @@ def build_report(
             "cpu_operators": program.operators(),
         },
         "delegates": delegate_entries,
+        # A model with nothing the NPU runs (a lone squeeze) is a valid CPU-only program.
+        "cpu_only": not delegate_entries,
         "cpu_nodes": cpu_node_list,
         "boundary_fixes": [
             {"node": r.node, "target": r.target, "partition": r.partition, "reason": r.reason}

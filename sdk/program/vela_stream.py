@@ -84,11 +84,15 @@ class VelaStream:
         }
 
 
-def _parse_io(data: bytes, what: str) -> list[NpuTensor]:
+def _parse_io(data: bytes, what: str, least: int) -> list[NpuTensor]:
+    """`least`: 0 for inputs (a delegate whose data is all constant has none, as the firmware
+    accepts), 1 for outputs (a delegate nobody reads is not something Vela writes)."""
     if len(data) < 4:
         raise ProgramError(f"Vela stream: {what} block is shorter than its count")
     (n,) = struct.unpack_from("<i", data, 0)
-    if n < 0 or 4 + n * _IO_RECORD.size > len(data):
+    if n < least:
+        raise ProgramError(f"Vela stream: {what} block has {n} records ({least} or more)")
+    if 4 + n * _IO_RECORD.size > len(data):
         raise ProgramError(f"Vela stream: {what} block claims {n} records in {len(data)} bytes")
     records = []
     for i in range(n):
@@ -146,8 +150,8 @@ def parse_vela_stream(payload: bytes) -> VelaStream:
     missing = [b for b in REQUIRED_BLOCKS if b not in stream.blocks]
     if missing:
         raise ProgramError(f"Vela stream: missing blocks {', '.join(missing)}")
-    stream.inputs = _parse_io(stream.blocks["inputs"], "inputs")
-    stream.outputs = _parse_io(stream.blocks["outputs"], "outputs")
+    stream.inputs = _parse_io(stream.blocks["inputs"], "inputs", 0)
+    stream.outputs = _parse_io(stream.blocks["outputs"], "outputs", 1)
     scratch = stream.blocks["scratch_size"]
     if len(scratch) != 4:
         raise ProgramError("Vela stream: scratch_size block is not one u32")

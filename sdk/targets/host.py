@@ -104,7 +104,9 @@ class HostRunner:
         import torch
 
         segment, method = self._segment(step)
-        feeds = [np.ascontiguousarray(self._read(env, v)) for v in segment.inputs]
+        # order="C", not ascontiguousarray: that makes a 0-d value (a delegate's scalar) 1-d,
+        # and ExecuTorch refuses to change an input's rank.
+        feeds = [np.asarray(self._read(env, v), order="C") for v in segment.inputs]
         results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
         self._written(env, segment.outputs, results)
         self.segment_runs.append(SegmentRun(segment, feeds, results))

@@ -81,7 +81,8 @@ class TosaExecutor:
                 f"delegate {delegate_index}: {len(inputs)} inputs, its TOSA takes "
                 f"{len(graph.inputs)}"
             )
-        feeds = [np.ascontiguousarray(a.reshape(t.shape)) for a, t in zip(inputs, graph.inputs)]
+        # order="C" keeps a 0-d input 0-d (ascontiguousarray would make it 1-d)
+        feeds = [np.asarray(a.reshape(t.shape), order="C") for a, t in zip(inputs, graph.inputs)]
         with native_output_captured():  # the reference model prints version warnings
             outputs, status = reference.run(tosa, feeds)
         if status != reference.GraphStatus.TOSA_VALID:

@@ -127,6 +127,34 @@ def test_bad_calibration_file(tmp_path, capsys):
     assert_one_error_line(err, "arr_0 has samples of shape [1, 3, 9, 9]", "[1, 3, 4, 4]")
 
 
+@pytest.mark.parametrize(("value", "name"), [(np.nan, "NaN"), (-np.inf, "Inf")])
+def test_a_non_finite_calibration_sample_is_refused(tmp_path, capsys, value, name):
+    calibration = tmp_path / "cal.npz"
+    samples = np.zeros((3, 1, 3, 4, 4), np.float32)
+    samples[2, 0, 1, 2, 3] = value
+    np.savez(calibration, samples)
+    code, _, err = run_cli(
+        capsys, "export", SHARED_SPLIT, "-o", tmp_path / "o", "--calibration", calibration
+    )
+    assert code == 2
+    assert_one_error_line(err, f"arr_0 sample 2 (input 0) holds {name}")
+    assert_untouched(tmp_path / "o", None)
+
+
+def test_finite_calibration_samples_are_read_with_standard_strides(tmp_path):
+    """The contrast of the refusal above: finite samples pass, each a row-major tensor."""
+    import torch
+
+    from sdk.export.pipeline import read_calibration
+
+    calibration = tmp_path / "cal.npz"
+    np.savez(calibration, np.arange(2 * 48, dtype=np.float32).reshape(2, 1, 3, 4, 4))
+    samples = read_calibration(calibration, (torch.zeros(1, 3, 4, 4),))
+    assert len(samples) == 2
+    assert samples[1][0].stride() == (48, 16, 4, 1)
+    assert float(samples[1][0][0, 0, 0, 0]) == 48.0
+
+
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [

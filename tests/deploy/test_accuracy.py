@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from sdk.accuracy import THRESHOLDS, Threshold, measure
+from sdk.accuracy import (
+    THRESHOLDS,
+    ZERO_REFERENCE_STEPS,
+    Threshold,
+    measure,
+    zero_reference_bound,
+)
 
 
 def test_identical_is_infinite_snr():
@@ -48,6 +54,34 @@ def test_zero_reference():
     zero = np.zeros(5)
     assert measure(zero, zero).meets(Threshold(100, 1.0))
     assert not measure(np.ones(5), zero).meets(Threshold(0, 0.5))
+
+
+STEP = 2.0**-16  # the scale ExecuTorch's quantizer gives an output it only saw at zero
+ACOS = np.full(8, 255 * STEP)  # acos(ones) as the quantized model computes it (255 steps)
+
+
+def test_an_all_zero_reference_is_held_to_an_absolute_bound():
+    zero = np.zeros(8)
+    bound = zero_reference_bound(zero, ACOS, STEP)
+    assert bound == pytest.approx((255 + ZERO_REFERENCE_STEPS) * STEP)
+    floor = THRESHOLDS["int8"]["fp32"]
+    assert not measure(ACOS, zero).meets(floor)  # SNR -inf, cosine 0: the false failure
+    acc = measure(ACOS, zero, bound)
+    assert acc.snr_db == -math.inf and acc.meets(floor)
+    assert acc.to_json()["zero_reference_bound"] == bound
+    assert "all-zero reference" in acc.describe()
+    # A wrong output fails: a step past the bound, or something else entirely.
+    assert not measure(ACOS + (ZERO_REFERENCE_STEPS + 1) * STEP, zero, bound).meets(floor)
+    assert not measure(np.full(8, 0.5), zero, bound).meets(floor)
+
+
+def test_the_bound_is_only_for_all_zero_references():
+    assert zero_reference_bound(np.array([0.0, 1e-9]), None, STEP) is None
+    assert zero_reference_bound(np.zeros(3), np.array([0.0, np.nan, 0.0]), STEP) is None
+    assert zero_reference_bound(np.zeros(3), None, None) == 0.0  # float output: exact zeros
+    ref = np.linspace(1, 2, 8)  # a real signal: the bound given is ignored, SNR judges
+    acc = measure(ref + 0.5, ref, zero_bound=10.0)
+    assert acc.zero_reference_bound is None and not acc.meets(THRESHOLDS["int8"]["fp32"])
 
 
 def test_thresholds_cover_every_mode_and_reference():
