@@ -31,6 +31,23 @@ class UsageError(SdkError):
     exit_code = 2
 
 
+class ConfigError(SdkError):
+    """A board.yaml or the kernel list is malformed: the SDK's data is wrong, not the command."""
+
+
+class ResourceError(SdkError):
+    """The model exceeds what the board or the firmware holds (a memory region, a slot, the
+    input record's dimensions): the arguments are fine, the model is too big for them."""
+
+
+class StorageError(SdkError):
+    """A folder the SDK writes (the cache, an output folder) cannot be written or cleaned."""
+
+
+class InternalError(SdkError):
+    """The SDK reached a state its own code should rule out: a bug to report, not a user's."""
+
+
 class ModelLoadError(SdkError):
     """The model file cannot be loaded or does not define a model and example inputs."""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import TargetError, UsageError
+from sdk.errors import ResourceError, TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
@@ -139,7 +139,7 @@ def write_fitting_blobs(
         slot = board.slots[slot_name]
         size = blob.stat().st_size
         if size > slot.size:
-            raise UsageError(
+            raise ResourceError(
                 f"the {slot_name} blob ({size} bytes) does not fit board {board.name}'s "
                 f"{slot_name} slot ({slot.size} bytes)"
             )
