@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from cobs import cobs
 
+from sdk.errors import FrameError, PayloadError
+
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 4096
 DELIMITER = b"\x00"
@@ -73,10 +75,6 @@ class Frame:
         return f"{name} {direction} seq={self.seq} session={self.session:08x} {len(self.payload)} B"
 
 
-class FrameError(ValueError):
-    """Bytes between two delimiters that are not a valid frame (the reason says why)."""
-
-
 def encode_frame(
     kind: int, seq: int, session: int, payload: bytes = b"", *, response: bool = False
 ) -> bytes:
@@ -114,10 +112,6 @@ def decode_frame(encoded: bytes) -> Frame:
 
 
 # ---- Payloads ---------------------------------------------------------------------------------
-
-
-class PayloadError(ValueError):
-    """A response payload that does not have the layout of its kind."""
 
 
 class _Reader:
