@@ -52,16 +52,6 @@ def hash_files(paths: Iterable[Path], root: Path) -> str:
     return h.hexdigest()
 
 
-def hash_tree(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
-    """hash_files over every file below `root` (optionally only these suffixes)."""
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and (not suffixes or p.suffix in suffixes)
-    ]
-    return hash_files(files, root)
-
-
 @dataclass(frozen=True)
 class KindInfo:
     kind: str

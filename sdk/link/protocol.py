@@ -50,15 +50,6 @@ class Kind(enum.IntEnum):
     ERROR = 0x7F
 
 
-NAK_REASONS = {
-    1: "CRC mismatch",
-    2: "frame too long",
-    3: "bad header",
-    4: "bad COBS",
-    5: "too short",
-}
-
-
 @dataclass(frozen=True)
 class Frame:
     kind: int

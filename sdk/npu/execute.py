@@ -481,7 +481,6 @@ def _pool(state: NpuState, op: Operation) -> None:
         _finish(state, op, acc, 0, scale, shift)
 
 
-POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")
 ELEMENTWISE = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
 UNARY = ("LRELU", "ABS", "CLZ")
 

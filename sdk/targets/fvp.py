@@ -108,7 +108,6 @@ class FvpTarget:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            exit_code=False,
             preload=True,
             npu=bool(self.config.get("has_npu", False)),
             link=False,

@@ -2,7 +2,7 @@
 
     report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
-Each target declares what it can do (`capabilities()`: exit code, preload, NPU, link) and
+Each target declares what it can do (`capabilities()`: preload, NPU, link) and
 returns the same typed RunReport; nothing here knows a board or an emulator's flags. The
 preloaded fast path (`run_firmware`, `run_built`: blobs placed in memory, the text record)
 serves the emulators that take preloads (QEMU for many programs on one firmware, the FVP).
