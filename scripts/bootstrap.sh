@@ -7,13 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(
-  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-  qemu-system-arm
-  libflatbuffers-dev flatbuffers-compiler
-  g++ python3-venv
-  clang-14 libclang-rt-14-dev   # libFuzzer for the runtime's fuzz target
-)
+mapfile -t APT_PACKAGES < <(sed 's/#.*//' scripts/apt-packages.txt | grep -o '[^[:space:]]\+')
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdk.errors import UsageError
+from sdk.errors import InternalError, StorageError
 
 CACHE_ENV = "SDK_CACHE_DIR"
 PACKAGE = __name__.split(".")[0]
@@ -50,16 +50,6 @@ def hash_files(paths: Iterable[Path], root: Path) -> str:
         h.update(name.as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
-
-
-def hash_tree(root: Path, suffixes: tuple[str, ...] | None = None) -> str:
-    """hash_files over every file below `root` (optionally only these suffixes)."""
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and (not suffixes or p.suffix in suffixes)
-    ]
-    return hash_files(files, root)
 
 
 @dataclass(frozen=True)
@@ -123,13 +113,13 @@ class Cache:
         `about` (what the key was made of) goes into the entry's entry.json. Any failure or
         interruption inside `fill` removes the partial folder and re-raises."""
         if not self.enabled:
-            raise UsageError("internal: put into a disabled cache")
+            raise InternalError("put into a disabled cache")
         folder = self.root / kind
         try:
             folder.mkdir(parents=True, exist_ok=True)
             partial = Path(tempfile.mkdtemp(prefix=f"{PARTIAL_PREFIX}{key}-", dir=folder))
         except OSError as exc:
-            raise UsageError(f"cache {self.root}: cannot write there: {exc}") from exc
+            raise StorageError(f"cache {self.root}: cannot write there: {exc}") from exc
         try:
             fill(partial)
             files = {
@@ -147,7 +137,7 @@ class Cache:
                 partial.rename(entry)
             except OSError as exc:
                 if self.get(kind, key) is None:  # not a concurrent writer's whole entry
-                    raise UsageError(f"cache {self.root}: cannot store {entry}: {exc}") from exc
+                    raise StorageError(f"cache {self.root}: cannot store {entry}: {exc}") from exc
             return entry
         finally:
             shutil.rmtree(partial, ignore_errors=True)
@@ -173,5 +163,5 @@ class Cache:
         try:
             shutil.rmtree(target)
         except OSError as exc:
-            raise UsageError(f"cache {self.root}: cannot remove {target}: {exc}") from exc
+            raise StorageError(f"cache {self.root}: cannot remove {target}: {exc}") from exc
         return freed

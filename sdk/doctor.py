@@ -33,7 +33,9 @@ from sdk.units import human_bytes
 
 SCHEMA = "sdk.doctor/1"
 OK, MISSING, WRONG = "ok", "MISSING", "WRONG"
-# Debian packages of the firmware build, as scripts/bootstrap.sh installs them.
+# The Debian packages the SDK uses (bootstrap.sh installs them); doctor reports their versions.
+APT_PACKAGES_FILE = REPO_ROOT / "scripts" / "apt-packages.txt"
+# Those a failed check's fix installs.
 APT_GCC = "gcc-arm-none-eabi"
 APT_NEWLIB = "libnewlib-arm-none-eabi"
 APT_LIBSTDCXX = "libstdc++-arm-none-eabi-newlib"
@@ -60,6 +62,7 @@ class Diagnosis:
     checks: list[Check]
     cache: CacheInfo
     ports: list[SeenPort]
+    debian_packages: dict[str, str | None]  # installed version; None: not installed
 
     @property
     def ok(self) -> bool:
@@ -73,6 +76,7 @@ class Diagnosis:
             "default_target": self.default_target,
             "checks": [asdict(check) for check in self.checks],
             "serial_ports": [asdict(port) for port in self.ports],
+            "debian_packages": self.debian_packages,
             "cache": {
                 "root": str(self.cache.root),
                 "bytes": self.cache.bytes,
@@ -173,6 +177,25 @@ def toolchain_checks(board: Board) -> list[Check]:
     except OSError as exc:
         return [Check(WRONG, gcc, f"{path} does not run: {exc}", f"apt-get install {APT_GCC}")]
     return checks + [library_check(path, board, *library) for library in libraries]
+
+
+def apt_packages(listing: Path = APT_PACKAGES_FILE) -> list[str]:
+    """The names in scripts/apt-packages.txt (whitespace-separated, `#` comments)."""
+    lines = listing.read_text().splitlines()
+    return [name for line in lines for name in line.split("#")[0].split()]
+
+
+def debian_versions(packages: list[str]) -> dict[str, str | None]:
+    """Each package's installed version, as dpkg has it (None: not installed, or no dpkg):
+    what was built with is part of a bug report."""
+    versions: dict[str, str | None] = {}
+    for name in packages:
+        try:
+            versions[name] = tool_output(["dpkg-query", "-W", "-f", "${Version}", name]).strip()
+        except OSError:
+            versions[name] = None
+        versions[name] = versions[name] or None  # known to dpkg, but removed: no version
+    return versions
 
 
 def scons_check() -> Check:
@@ -284,4 +307,4 @@ def diagnose(board_name: str = DEFAULT_BOARD, options: RunOptions | None = None)
         ports_check(ports),
         cache_check(info),
     ]
-    return Diagnosis(board.name, default, checks, info, ports)
+    return Diagnosis(board.name, default, checks, info, ports, debian_versions(apt_packages()))

@@ -7,6 +7,10 @@ The CLI maps each to a non-zero exit status and prints `error: <message>`; nothi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sdk.link.protocol import ErrorReply
 
 
 class SdkError(Exception):
@@ -29,6 +33,23 @@ class UsageError(SdkError):
     """Bad command-line arguments or API arguments (unknown target, missing file, ...)."""
 
     exit_code = 2
+
+
+class ConfigError(SdkError):
+    """A board.yaml or the kernel list is malformed: the SDK's data is wrong, not the command."""
+
+
+class ResourceError(SdkError):
+    """The model exceeds what the board or the firmware holds (a memory region, a slot, the
+    input record's dimensions): the arguments are fine, the model is too big for them."""
+
+
+class StorageError(SdkError):
+    """A folder the SDK writes (the cache, an output folder) cannot be written or cleaned."""
+
+
+class InternalError(SdkError):
+    """The SDK reached a state its own code should rule out: a bug to report, not a user's."""
 
 
 class ModelLoadError(SdkError):
@@ -59,6 +80,26 @@ class BuildError(SdkError):
 
 class TargetError(SdkError):
     """Running on a target failed: it did not boot, faulted, hung, or reported a failure."""
+
+
+class FrameError(TargetError):
+    """Bytes between two link delimiters that are not a valid frame (the message says why)."""
+
+
+class PayloadError(TargetError):
+    """A link response payload that does not have the layout of its kind."""
+
+
+class FirmwareRefused(TargetError):
+    """An ERROR reply: the firmware refused a request (not a link failure); `reply` says how."""
+
+    def __init__(self, reply: ErrorReply) -> None:
+        super().__init__(f"{reply.name} (code {reply.code}): {reply.reason}")
+        self.reply = reply
+
+
+class FlashError(SdkError):
+    """The firmware could not be put on the board (no drive, no probe, the tool failed)."""
 
 
 class MismatchError(SdkError):

@@ -20,16 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdk.errors import SdkError, UsageError
+from sdk.errors import FlashError, UsageError
 from sdk.firmware.boards import Board
 
 FLASH_TIMEOUT_S = 300
 # Where desktop Linux and macOS mount a USB drive by its volume label.
 MOUNT_ROOTS = ("/media/*/{label}", "/media/{label}", "/run/media/*/{label}", "/Volumes/{label}")
-
-
-class FlashError(SdkError):
-    """The firmware could not be put on the board (no drive, no probe, the tool failed)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdk.errors import KernelMissingError, UsageError
+from sdk.errors import ConfigError, KernelMissingError
 from sdk.files import read_yaml, write_if_changed
 from sdk.paths import KERNELS_DIR
 from sdk.program.pte import LoadedProgram, dtype_name, operator_name
@@ -51,9 +51,9 @@ def load_kernel_specs(path: Path = KERNELS_YAML) -> dict[str, KernelSpec]:
     try:
         entries = read_yaml(path.read_text())
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read the kernel list: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read the kernel list: {exc}") from exc
     if not isinstance(entries, list):
-        raise UsageError(f"{path}: expected a list of kernels")
+        raise ConfigError(f"{path}: expected a list of kernels")
     specs: dict[str, KernelSpec] = {}
     for entry in entries:
         try:
@@ -64,14 +64,14 @@ def load_kernel_specs(path: Path = KERNELS_YAML) -> dict[str, KernelSpec]:
                 dtypes=frozenset(str(d) for d in entry["dtypes"]),
             )
         except (KeyError, TypeError) as exc:
-            raise UsageError(f"{path}: malformed kernel entry {entry!r}") from exc
+            raise ConfigError(f"{path}: malformed kernel entry {entry!r}") from exc
         unknown = spec.dtypes - SCALAR_TYPE_CODES.keys()
         if unknown:
-            raise UsageError(f"{path}: {spec.op}: unknown dtypes {sorted(unknown)}")
+            raise ConfigError(f"{path}: {spec.op}: unknown dtypes {sorted(unknown)}")
         if spec.op in specs:
-            raise UsageError(f"{path}: {spec.op} is listed twice")
+            raise ConfigError(f"{path}: {spec.op} is listed twice")
         if not (path.parent / spec.source).is_file():
-            raise UsageError(f"{path}: {spec.op}: source {spec.source} does not exist")
+            raise ConfigError(f"{path}: {spec.op}: source {spec.source} does not exist")
         specs[spec.op] = spec
     return specs
 

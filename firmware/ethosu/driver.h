@@ -4,8 +4,8 @@
 // (the board: volatile accesses at the NPU base; host tests: the register model), the wait for
 // the NPU interrupt (bounded: the board's waits in WFI until the IRQ handler ran or its tick
 // budget is spent; the model can time out), and D-cache maintenance (the board: Cortex-M55 SCB
-// by address; QEMU and the host: nothing). Register offsets and bits: docs/firmware.md and
-// /work/shared/notes/ethos-u.md (same names as Vela's ethos_u55_regs).
+// by address; QEMU and the host: nothing). Register names and bits: those of Vela's
+// ethos_u55_regs (the installed ethos-u-vela wheel); how they are used: docs/firmware.md.
 //
 // One invocation (Driver::invoke):
 //   check the NPU is there and is what the command stream was compiled for (init),

@@ -39,10 +39,6 @@ const Backend* find_backend(const char* id, size_t id_size) {
 
 size_t num_backends() { return g_num_backends; }
 
-const Backend* backend_at(size_t index) {
-  return index < g_num_backends ? g_backends[index] : nullptr;
-}
-
 void clear_backends() { g_num_backends = 0; }
 
 }  // namespace rt

@@ -41,6 +41,11 @@ def render_text(diagnosis: Diagnosis) -> str:
         for check in diagnosis.checks
     ]
     lines = columns(rows)
+    versions = diagnosis.debian_packages
+    packages = ", ".join(
+        f"{name} {version or 'not installed'}" for name, version in versions.items()
+    )
+    lines.append(f"debian packages: {packages}")
     lines.append(f"default target (auto) on {diagnosis.board}: {diagnosis.default_target}")
     return "\n".join(lines)
 

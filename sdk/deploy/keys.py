@@ -10,6 +10,7 @@ key is the whole list.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 from importlib import metadata
@@ -29,6 +30,105 @@ CACHE_KINDS = (PROGRAM_KIND, FIRMWARE_KIND, REFERENCE_KIND)
 # The AOT stack whose versions change what an export writes.
 EXPORT_PACKAGES = ("torch", "torchao", "executorch", "tosa-tools", "ethos-u-vela", "numpy")
 SDK_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+# What fills each kind of entry (module:function). The SDK code an entry depends on is read off
+# these, not listed: a module the writer comes to import joins its key by itself.
+PROGRAM_WRITER = "sdk.deploy.pipeline:export_into"
+REFERENCE_WRITER = "sdk.deploy.pipeline:reference_into"
+FIRMWARE_WRITER = "sdk.deploy.pipeline:build_into"
+SCONSTRUCT = REPO_ROOT / "SConstruct"  # the build script SCons runs imports the SDK too
+
+
+def _module_file(module: str) -> Path | None:
+    """The file of a module of the SDK package (a package's __init__.py); None for others."""
+    package, _, rest = module.partition(".")
+    if package != SDK_PACKAGE_DIR.name:
+        return None
+    base = SDK_PACKAGE_DIR.joinpath(*rest.split(".")) if rest else SDK_PACKAGE_DIR
+    candidates = [base.with_suffix(".py")] if rest else []
+    return next((p for p in [*candidates, base / "__init__.py"] if p.is_file()), None)
+
+
+def _imported(node: ast.AST, module: str) -> set[str]:
+    """The modules the import statements anywhere below `node` may load (`from m import n`:
+    m, and m.n when n is a submodule), relative ones resolved against `module`."""
+    found = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Import):
+            found.update(alias.name for alias in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            base = n.module or ""
+            if n.level:
+                package = module.rsplit(".", n.level)[0]
+                base = f"{package}.{base}" if base else package
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in n.names)
+    return found
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    return []
+
+
+def _function_imports(tree: ast.Module, function: str, module: str) -> set[str]:
+    """The modules a module-level function loads: its own imports, and those binding the names
+    it reads, followed through the module-level definitions it reads (not the whole module's)."""
+    defs: dict[str, list[ast.stmt]] = {}
+    for stmt in tree.body:
+        for name in _bound_names(stmt):
+            defs.setdefault(name, []).append(stmt)
+    if function not in defs:
+        raise LookupError(f"{module} defines no {function}")
+    todo, seen, found = list(defs[function]), set(), set()
+    while todo:
+        stmt = todo.pop()
+        if id(stmt) in seen:
+            continue
+        seen.add(id(stmt))
+        found |= _imported(stmt, module)
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            todo += [d for name in names for d in defs.get(name, [])]
+    return found
+
+
+def _module_closure(modules: set[str]) -> set[Path]:
+    """The files of the SDK modules among `modules` and of everything they import (a function's
+    imports too), with the packages each one's import runs."""
+    files, todo = set(), list(modules)
+    while todo:
+        path = _module_file(name := todo.pop())
+        if path is None or path in files:
+            continue
+        files.add(path)
+        if "." in name:
+            todo.append(name.rpartition(".")[0])
+        todo += _imported(ast.parse(path.read_text()), name)
+    return files
+
+
+def sdk_code_hash(*writers: str, scripts: tuple[Path, ...] = ()) -> str:
+    """The SDK code behind an entry: the writers' modules (module:function) and every SDK module
+    the writers and `scripts` import, followed statically to the end."""
+    files = set()
+    for writer in writers:
+        module, _, function = writer.partition(":")
+        path = _module_file(module)
+        if path is None:
+            raise LookupError(f"{module}: no such module in {SDK_PACKAGE_DIR}")
+        files |= {path} | _module_closure(
+            _function_imports(ast.parse(path.read_text()), function, module)
+        )
+    for script in scripts:
+        files |= _module_closure(_imported(ast.parse(script.read_text()), script.stem))
+    return hash_files(files, SDK_PACKAGE_DIR)
 
 
 def package_versions(names: tuple[str, ...] = EXPORT_PACKAGES) -> dict[str, str]:
@@ -71,20 +171,7 @@ def program_key_parts(
         "quant": quant,
         "cpu_ops": sorted(cpu_ops),
         "packages": package_versions(),
-        # What writes an entry: the export, the program reader and the command-stream checks
-        # the export makes (sdk/npu), and the deploy's own fill.
-        "sdk_export_code": hash_files(
-            [
-                *(
-                    p
-                    for d in ("export", "program", "npu")
-                    for p in (SDK_PACKAGE_DIR / d).glob("*.py")
-                ),
-                SDK_PACKAGE_DIR / "deploy" / "pipeline.py",
-                SDK_PACKAGE_DIR / "npz.py",
-            ],
-            SDK_PACKAGE_DIR,
-        ),
+        "sdk_export_code": sdk_code_hash(PROGRAM_WRITER),
     }
 
 
@@ -101,15 +188,7 @@ def reference_key_parts(export_dir: Path, inputs_file: Path) -> dict:
         ),
         "inputs": hashlib.sha256(inputs_file.read_bytes()).hexdigest(),
         "packages": package_versions(REFERENCE_PACKAGES),
-        "sdk_reference_code": hash_files(
-            [
-                *(SDK_PACKAGE_DIR / "program").glob("*.py"),
-                *(SDK_PACKAGE_DIR / "vnpu").glob("*.py"),
-                SDK_PACKAGE_DIR / "targets" / "host.py",
-                SDK_PACKAGE_DIR / "npz.py",
-            ],
-            SDK_PACKAGE_DIR,
-        ),
+        "sdk_reference_code": sdk_code_hash(REFERENCE_WRITER),
     }
 
 
@@ -123,15 +202,14 @@ def toolchain_version(prefix: str) -> str:
 
 
 def firmware_sources_hash(board: Board) -> str:
-    """Every file the firmware build reads: runtime, kernels, the board, the build scripts."""
+    """Every file the firmware build reads but the SDK's code: runtime, kernels, the board, the
+    build script."""
     files = [
         *(p for p in FIRMWARE_DIR.rglob("*") if p.is_file()),
         *(p for p in KERNELS_DIR.rglob("*") if p.is_file()),
         *(p for p in board.directory.rglob("*") if p.is_file()),
         BOARDS_DIR / "board.schema.yaml",
-        REPO_ROOT / "SConstruct",
-        *(SDK_PACKAGE_DIR / "firmware").glob("*.py"),
-        SDK_PACKAGE_DIR / "kernelgen.py",
+        SCONSTRUCT,
     ]
     return hash_files([p for p in files if "__pycache__" not in p.parts], REPO_ROOT)
 
@@ -158,4 +236,5 @@ def firmware_key_parts(board: Board, kernel_manifest: str, npu: str) -> dict:
         "toolchain": toolchain_version(board.toolchain_prefix),
         "tools": build_tools(),
         "sources": firmware_sources_hash(board),
+        "sdk_build_code": sdk_code_hash(FIRMWARE_WRITER, scripts=(SCONSTRUCT,)),
     }

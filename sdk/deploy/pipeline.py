@@ -128,10 +128,11 @@ def export_into(
             write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
 
 
-def run_host(program: LoadedProgram, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from sdk.targets.host import run_host as run  # ExecuTorch's runtime: imports torch
+def reference_into(folder: Path, program: LoadedProgram, inputs: list[np.ndarray]) -> None:
+    """A reference entry: the host reference's outputs on the inputs."""
+    from sdk.targets.host import run_host  # ExecuTorch's runtime: imports torch
 
-    return run(program, inputs)
+    write_arrays(folder / HOST_OUTPUTS_FILE, run_host(program, inputs))
 
 
 def build_into(folder: Path, board: Board, program: LoadedProgram, npu: str) -> None:
@@ -253,7 +254,7 @@ def deploy(
         reference_entry = cached(
             cache, REFERENCE_KIND,
             reference_key_parts(export_dir, program_entry.path / INPUTS_FILE),
-            lambda f: write_arrays(f / HOST_OUTPUTS_FILE, run_host(program, run_inputs)),
+            lambda f: reference_into(f, program, run_inputs),
             outdir / "reference",
         )  # fmt: skip
         if reference_entry.hit:

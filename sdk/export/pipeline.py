@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sdk.errors import BoundaryError, ExportError, SdkError, UsageError
+from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
 from sdk.export.aten_rewrites import decompose_addmm
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
@@ -154,7 +154,7 @@ def _staging(outdir: Path):
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"{outdir}: cannot create the output folder: {exc}") from exc
+        raise StorageError(f"{outdir}: cannot create the output folder: {exc}") from exc
     stage = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.staging-", dir=parent))
     try:
         yield stage

@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 
 from sdk import __version__
-from sdk.errors import UsageError
+from sdk.errors import ConfigError, UsageError
 from sdk.files import read_yaml
 from sdk.paths import BOARDS_DIR
 
@@ -123,7 +123,8 @@ def check_exit_method(method: Any, where: str | None = None) -> str:
     """`method` if it is one of EXIT_METHODS; `where` names the board.yaml it came from."""
     if method not in EXIT_METHODS:
         what = f"{where}: runtime.exit is" if where else "unknown exit method"
-        raise UsageError(f"{what} {method!r}; choose one of {', '.join(EXIT_METHODS)}")
+        error = ConfigError if where else UsageError  # a board.yaml's, or the caller's
+        raise error(f"{what} {method!r}; choose one of {', '.join(EXIT_METHODS)}")
     return str(method)
 
 
@@ -149,7 +150,7 @@ def check_schema(where: str, data: Any, boards_dir: Path = BOARDS_DIR) -> None:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         message = f"unknown key {', '.join(hints)}; known: {', '.join(allowed)}"
-    raise UsageError(f"{where}: {path}: {message}")
+    raise ConfigError(f"{where}: {path}: {message}")
 
 
 def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
@@ -158,25 +159,25 @@ def available_boards(boards_dir: Path = BOARDS_DIR) -> list[str]:
 
 def _int(where: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"{where}: expected a non-negative integer, got {value!r}")
+        raise ConfigError(f"{where}: expected a non-negative integer, got {value!r}")
     return value
 
 
 def _section(where: str, data: Any, key: str) -> Any:
     if not isinstance(data, dict) or key not in data:
-        raise UsageError(f"{where}: missing '{key}'")
+        raise ConfigError(f"{where}: missing '{key}'")
     return data[key]
 
 
 def _regions(where: str, data: Any) -> dict[str, Region]:
     if not isinstance(data, dict) or not data:
-        raise UsageError(f"{where}: expected a table of regions")
+        raise ConfigError(f"{where}: expected a table of regions")
     regions = {}
     for name, entry in data.items():
         base = _int(f"{where}.{name}.base", _section(f"{where}.{name}", entry, "base"))
         size = _int(f"{where}.{name}.size", _section(f"{where}.{name}", entry, "size"))
         if size == 0:
-            raise UsageError(f"{where}.{name}: size is zero")
+            raise ConfigError(f"{where}.{name}: size is zero")
         regions[str(name)] = Region(str(name), base, size)
     return regions
 
@@ -184,16 +185,16 @@ def _regions(where: str, data: Any) -> dict[str, Region]:
 def _check_layout(where: str, memory: dict[str, Region], slots: dict[str, Region]) -> None:
     missing = [s for s in SLOT_NAMES if s not in slots]
     if missing:
-        raise UsageError(f"{where}: slots lack {', '.join(missing)}")
+        raise ConfigError(f"{where}: slots lack {', '.join(missing)}")
     items = list(slots.values())
     for i, slot in enumerate(items):
         if not any(region.contains(slot) for region in memory.values()):
-            raise UsageError(f"{where}: slot {slot.name} lies outside every memory region")
+            raise ConfigError(f"{where}: slot {slot.name} lies outside every memory region")
         if slot.base % 16:
-            raise UsageError(f"{where}: slot {slot.name} is not 16-byte aligned")
+            raise ConfigError(f"{where}: slot {slot.name} is not 16-byte aligned")
         for other in items[i + 1 :]:
             if slot.overlaps(other):
-                raise UsageError(f"{where}: slots {slot.name} and {other.name} overlap")
+                raise ConfigError(f"{where}: slots {slot.name} and {other.name} overlap")
 
 
 def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
@@ -206,13 +207,13 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     try:
         data = read_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read the board: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read the board: {exc}") from exc
     where = str(path)
     if not isinstance(data, dict):
-        raise UsageError(f"{where}: expected a table")
+        raise ConfigError(f"{where}: expected a table")
     check_schema(where, data, boards_dir if (boards_dir / SCHEMA_FILE).is_file() else BOARDS_DIR)
     if data.get("name") != name:
-        raise UsageError(f"{where}: name is {data.get('name')!r}, expected {name!r}")
+        raise ConfigError(f"{where}: name is {data.get('name')!r}, expected {name!r}")
     cpu = _section(where, data, "cpu")
     toolchain = _section(where, data, "toolchain")
     runtime = _section(where, data, "runtime")
@@ -223,17 +224,17 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     _check_layout(where, memory, slots)
     linker_script = directory / str(_section(f"{where}: toolchain", toolchain, "linker_script"))
     if not linker_script.is_file():
-        raise UsageError(f"{where}: linker script {linker_script.name} does not exist")
+        raise ConfigError(f"{where}: linker script {linker_script.name} does not exist")
     flags = _section(f"{where}: cpu", cpu, "flags")
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
-        raise UsageError(f"{where}: cpu.flags must be a list of strings")
+        raise ConfigError(f"{where}: cpu.flags must be a list of strings")
     configs = tuple(str(c) for c in _section(f"{where}: npu", npu, "configs"))
     default_config = str(_section(f"{where}: npu", npu, "default_config"))
     if default_config not in configs:
-        raise UsageError(f"{where}: npu.default_config {default_config} is not in npu.configs")
+        raise ConfigError(f"{where}: npu.default_config {default_config} is not in npu.configs")
     targets = data.get("targets") or {}
     if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
-        raise UsageError(f"{where}: targets must be a table of tables")
+        raise ConfigError(f"{where}: targets must be a table of tables")
     return Board(
         name=name,
         directory=directory,

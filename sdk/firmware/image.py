@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import UsageError
+from sdk.errors import ProgramError, ResourceError
 from sdk.program.pte import LoadedProgram, scalar_type_of
 
 PROGRAM_MAGIC = b"SDKP"
@@ -34,13 +34,13 @@ def pack_blob(magic: bytes, payload: bytes) -> bytes:
 def unpack_blob(blob: bytes, magic: bytes) -> bytes:
     """The payload of a blob, after checking its header and CRC (tests, tools)."""
     if len(blob) < HEADER.size:
-        raise UsageError(f"blob of {len(blob)} bytes is shorter than its header")
+        raise ProgramError(f"blob of {len(blob)} bytes is shorter than its header")
     found, version, size, crc, _ = HEADER.unpack_from(blob)
     payload = blob[HEADER.size : HEADER.size + size]
     if found != magic or version != BLOB_VERSION or len(payload) != size:
-        raise UsageError(f"not a version-{BLOB_VERSION} {magic.decode()} blob")
+        raise ProgramError(f"not a version-{BLOB_VERSION} {magic.decode()} blob")
     if zlib.crc32(payload) != crc:
-        raise UsageError(f"{magic.decode()} blob: CRC mismatch")
+        raise ProgramError(f"{magic.decode()} blob: CRC mismatch")
     return payload
 
 
@@ -56,7 +56,7 @@ def pack_inputs(inputs: list[np.ndarray]) -> bytes:
     for i, array in enumerate(inputs):
         array = np.asarray(array, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
         if array.ndim > MAX_DIMS:
-            raise UsageError(f"input {i} has {array.ndim} dimensions, at most {MAX_DIMS}")
+            raise ResourceError(f"input {i} has {array.ndim} dimensions, at most {MAX_DIMS}")
         data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
         sizes = [*array.shape, *([0] * (MAX_DIMS - array.ndim))]
         code = int(scalar_type_of(array.dtype))

@@ -17,7 +17,7 @@ from elftools.construct.core import ConstructError
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from sdk.errors import UsageError
+from sdk.errors import ResourceError, UsageError
 from sdk.firmware.boards import Board, Region
 from sdk.firmware.image import HEADER
 from sdk.program.audit import read_delegates
@@ -184,4 +184,4 @@ def check_fits(uses: list[RegionUse], board: Board) -> None:
         if not u.fits
     ]
     if over:
-        raise UsageError(f"the model does not fit board {board.name}: " + "; ".join(over))
+        raise ResourceError(f"the model does not fit board {board.name}: " + "; ".join(over))

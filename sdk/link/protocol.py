@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from cobs import cobs
 
+from sdk.errors import FrameError, PayloadError
+
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 4096
 DELIMITER = b"\x00"
@@ -48,15 +50,6 @@ class Kind(enum.IntEnum):
     ERROR = 0x7F
 
 
-NAK_REASONS = {
-    1: "CRC mismatch",
-    2: "frame too long",
-    3: "bad header",
-    4: "bad COBS",
-    5: "too short",
-}
-
-
 @dataclass(frozen=True)
 class Frame:
     kind: int
@@ -71,10 +64,6 @@ class Frame:
         )
         direction = "response" if self.response else "request"
         return f"{name} {direction} seq={self.seq} session={self.session:08x} {len(self.payload)} B"
-
-
-class FrameError(ValueError):
-    """Bytes between two delimiters that are not a valid frame (the reason says why)."""
 
 
 def encode_frame(
@@ -114,10 +103,6 @@ def decode_frame(encoded: bytes) -> Frame:
 
 
 # ---- Payloads ---------------------------------------------------------------------------------
-
-
-class PayloadError(ValueError):
-    """A response payload that does not have the layout of its kind."""
 
 
 class _Reader:

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from sdk.errors import TargetError
+from sdk.errors import FirmwareRefused, FrameError, PayloadError, TargetError
 from sdk.firmware.records import (
     FirmwareRecord,
     MemoryUse,
@@ -60,14 +60,6 @@ class Timeouts:
     transfer: float = 2.0  # LOAD_*, SET_INPUT, GET_OUTPUT, INFO, STATS
     run: float = 120.0
     reset: float = 10.0
-
-
-class FirmwareRefused(Exception):
-    """An ERROR reply: the firmware refused a request (not a link failure)."""
-
-    def __init__(self, reply: p.ErrorReply) -> None:
-        super().__init__(f"{reply.name} (code {reply.code}): {reply.reason}")
-        self.reply = reply
 
 
 @dataclass
@@ -227,7 +219,7 @@ class LinkSession:
                 return
             try:
                 frame = p.decode_frame(segment)
-            except p.FrameError as exc:
+            except FrameError as exc:
                 if _looks_like_text(segment):
                     self.log.console_text(segment.decode("latin-1"))
                     self._check_console_for_fault()
@@ -329,7 +321,7 @@ class LinkSession:
     def _payload(self, frame: p.Frame, parse, *args):
         try:
             return parse(frame.payload, *args)
-        except p.PayloadError as exc:
+        except PayloadError as exc:
             raise self.fail(f"malformed {Kind(frame.kind).name} response: {exc}") from None
 
     # ---- messages ----------------------------------------------------------------------------
@@ -564,7 +556,7 @@ class LinkSession:
 
 def _unpack(payload: bytes, fmt: str, what: str) -> tuple:
     if len(payload) != struct.calcsize(fmt):
-        raise p.PayloadError(f"{what}: {len(payload)} bytes, expected {struct.calcsize(fmt)}")
+        raise PayloadError(f"{what}: {len(payload)} bytes, expected {struct.calcsize(fmt)}")
     return struct.unpack(fmt, payload)
 
 

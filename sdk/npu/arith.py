@@ -268,11 +268,6 @@ def leaky_relu(x, scale: int, shift: int, mode: RoundMode) -> np.ndarray:
     return np.where(x >= 0, x, scale_shift(x, scale, shift, mode))
 
 
-def average_pool_acc(windows: np.ndarray, zero_point: int) -> np.ndarray:
-    """Sum over the kernel axes (the first two of `windows`) after the IFM zero point."""
-    return (np.asarray(windows, dtype=np.int64) - zero_point).sum(axis=(0, 1))
-
-
 def lut8(values, table: bytes | np.ndarray, signed: bool = True) -> np.ndarray:
     """An int8/uint8 LUT: 256 entries indexed by the OFM value (+128 when signed)."""
     table = (

@@ -6,9 +6,9 @@ is all a command-stream executor needs besides the memory regions. A malformed p
 refused with a ProgramError naming the byte offset in `cmd_data` and the reason, never
 half-decoded: a corrupt stream must not reach an executor.
 
-Driver actions (Arm's reference driver, ../shared/notes/ethos-u.md): fourcc `COP1`, then
-32-bit words, bits 0-7 the action, 8-15 and 16-31 its data. 1 OPTIMIZER_CONFIG + 2 words
-(CONFIG, ID), 2 COMMAND_STREAM (length in words: bits 8-15 high, 16-31 low) + the stream,
+Driver actions (Vela's `ethosu.vela.driver_actions`, read by Arm's reference driver): fourcc
+`COP1`, then 32-bit words, bits 0-7 the action, 8-15 and 16-31 its data. 1 OPTIMIZER_CONFIG +
+2 words (CONFIG, ID), 2 COMMAND_STREAM (length in words: bits 8-15 high, 16-31 low) + the stream,
 3 READ_APB_REG, 4 DUMP_SHRAM, 5 NOP.
 """
 

@@ -24,7 +24,9 @@ Vela's sources leave room:
 - IFM upscale ZEROS puts each element at (2y, 2x) and the zero point elsewhere.
 - LUT slot n lives at SHRAM size - 2 KB + 256 n; the LUT applies to the clamped OFM value.
 
-Facts (registers, formats, arithmetic): ../../../shared/notes/ethos-u55-command-stream.md.
+Facts (registers, formats, arithmetic): Vela's `ethosu.vela.ethos_u55_regs` and regor's command
+stream generator and scaling (`ethos_u55_register_cs_generator.cpp`, `ethos_u_scaling.cpp`, in
+the upstream Vela source).
 """
 
 from __future__ import annotations
@@ -481,7 +483,6 @@ def _pool(state: NpuState, op: Operation) -> None:
         _finish(state, op, acc, 0, scale, shift)
 
 
-POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")
 ELEMENTWISE = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
 UNARY = ("LRELU", "ABS", "CLZ")
 

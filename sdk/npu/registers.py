@@ -5,7 +5,7 @@ Opcodes and names come from the installed Vela wheel (`ethosu.vela.ethos_u55_reg
 The wheel's per-command structs are coarser than the hardware (one `param` per command), so
 the field layouts are written once here, in the names and order of the field-decoded
 disassembly `vela --verbose-register-command-stream` prints (regor's `ethos_u65_interface.hpp`,
-which U55 shares). Facts: ../shared/notes/ethos-u55-command-stream.md.
+which U55 shares; in the upstream Vela source).
 
 A command is a 32-bit word: opcode bits 0-9, control bits 14-15 (0 = cmd0, 1 = cmd1), a 16-bit
 parameter bits 16-31; a cmd1 command carries one more 32-bit payload word.

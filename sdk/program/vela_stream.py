@@ -1,10 +1,11 @@
 """Parse the Ethos-U delegate payload: the Vela binary stream ExecuTorch's Arm backend writes.
 
-Layout (../shared/notes/ethos-u.md): a sequence of 16-byte-aligned blocks, each a 32-byte
-header (name[16] NUL-padded, u32 unpadded size, u8 external, 11 reserved) then the data
-zero-padded to 16 bytes. `vela_bin_stream` (empty) comes first and `vela_end_stream` (empty)
-ends exactly at the end. `inputs`/`outputs`: i32 count, then count records of 9 i32:
-shape[6], elem_size, offset (in the scratch region), region. `cmd_data` starts with `COP1`.
+Layout (as ExecuTorch's `executorch/backends/arm/arm_vela.py` writes it): a sequence of
+16-byte-aligned blocks, each a 32-byte header (name[16] NUL-padded, u32 unpadded size, u8
+external, 11 reserved) then the data zero-padded to 16 bytes. `vela_bin_stream` (empty) comes
+first and `vela_end_stream` (empty) ends exactly at the end. `inputs`/`outputs`: i32 count,
+then count records of 9 i32: shape[6], elem_size, offset (in the scratch region), region.
+`cmd_data` starts with `COP1`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
 
 @dataclass(frozen=True)
 class Capabilities:
-    exit_code: bool  # the firmware's exit status comes back (semihosting)
     preload: bool  # files can be placed in memory before boot
     npu: bool  # a real Ethos-U55 executes the delegates
     link: bool  # driven over the host link (docs/link.md)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import TargetError, UsageError
+from sdk.errors import InternalError, ProgramError, TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
@@ -69,7 +69,7 @@ class FvpTarget:
         if not macs:
             return
         if len(macs) > 1:
-            raise UsageError(f"the program's delegates were compiled for {sorted(macs)} MACs")
+            raise ProgramError(f"the program's delegates were compiled for {sorted(macs)} MACs")
         (count,) = macs
         wanted = [c for c in self.board.npu_configs if c.endswith(f"-{count}")]
         if not wanted:
@@ -84,7 +84,7 @@ class FvpTarget:
         """MACs per cycle of the configured NPU ("ethos-u55-128" -> 128)."""
         match = re.search(r"-(\d+)$", self.npu_config)
         if match is None:
-            raise UsageError(f"NPU config {self.npu_config!r} does not end in a MAC count")
+            raise InternalError(f"NPU config {self.npu_config!r} does not end in a MAC count")
         return int(match.group(1))
 
     def command(
@@ -108,7 +108,6 @@ class FvpTarget:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            exit_code=False,
             preload=True,
             npu=bool(self.config.get("has_npu", False)),
             link=False,

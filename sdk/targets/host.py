@@ -232,7 +232,7 @@ class HostTarget:
         self.board = board
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(exit_code=False, preload=False, npu=False, link=False, firmware=False)
+        return Capabilities(preload=False, npu=False, link=False, firmware=False)
 
     def availability(self, options: RunOptions | None = None) -> Availability:
         """Available when the reference's modules import (a broken wheel fails only there)."""

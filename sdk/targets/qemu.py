@@ -54,7 +54,6 @@ class QemuTarget:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            exit_code=True,
             preload=True,
             npu=bool(self.config.get("has_npu", False)),
             link=True,

@@ -2,7 +2,7 @@
 
     report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
-Each target declares what it can do (`capabilities()`: exit code, preload, NPU, link) and
+Each target declares what it can do (`capabilities()`: preload, NPU, link) and
 returns the same typed RunReport; nothing here knows a board or an emulator's flags. The
 preloaded fast path (`run_firmware`, `run_built`: blobs placed in memory, the text record)
 serves the emulators that take preloads (QEMU for many programs on one firmware, the FVP).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import TargetError, UsageError
+from sdk.errors import ResourceError, TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
@@ -139,7 +139,7 @@ def write_fitting_blobs(
         slot = board.slots[slot_name]
         size = blob.stat().st_size
         if size > slot.size:
-            raise UsageError(
+            raise ResourceError(
                 f"the {slot_name} blob ({size} bytes) does not fit board {board.name}'s "
                 f"{slot_name} slot ({slot.size} bytes)"
             )

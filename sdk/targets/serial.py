@@ -51,7 +51,6 @@ class SerialTarget:
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            exit_code=False,
             preload=False,
             npu=bool(self.config.get("has_npu", False)),
             link=True,

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from sdk.cli.main import main
-from sdk.doctor import MISSING, OK, WRONG, package_check
+from sdk.doctor import MISSING, OK, WRONG, apt_packages, debian_versions, package_check
 from sdk.firmware.boards import BOARDS_DIR, DEFAULT_BOARD, SCHEMA_FILE, load_board
 from sdk.pins import pins_for_modules
 from sdk.targets.base import RunOptions
@@ -209,7 +209,8 @@ def test_doctor_passes_here(capsys):
     code, out, err = run_cli(capsys, "doctor")
     assert code == 0, (out, err)
     lines = out.splitlines()
-    assert all(CHECK_LINE.match(line) for line in lines[:-1]), out
+    assert all(CHECK_LINE.match(line) for line in lines[:-2]), out
+    assert re.fullmatch(r"debian packages: gcc-arm-none-eabi \d\S*, .*", lines[-2]), lines[-2]
     assert lines[-1] == f"default target (auto) on {DEFAULT_BOARD}: qemu"
     checks = check_lines(out)
     for what in ("torch==2.13.0", GCC, "scons", "flatc", "target host", "target qemu"):
@@ -228,6 +229,20 @@ def test_doctor_json(capsys):
     assert by_what["target qemu"]["status"] == OK and by_what["target qemu"]["needed"]
     assert not by_what["target fvp (optional)"]["needed"]
     assert data["cache"]["root"] == os.environ["SDK_CACHE_DIR"]
+    packages = data["debian_packages"]
+    assert list(packages) == apt_packages() and "qemu-system-arm" in packages
+    assert re.fullmatch(r"(\d+:)?\d[\w.+~-]*", packages["gcc-arm-none-eabi"])  # dpkg's form
+
+
+def test_the_debian_packages_are_the_list_bootstrap_installs(tmp_path):
+    listing = tmp_path / "apt.txt"
+    listing.write_text("# comment\ngcc-arm-none-eabi  qemu-system-arm # why\n\nno-such-package-x\n")
+    names = apt_packages(listing)
+    assert names == ["gcc-arm-none-eabi", "qemu-system-arm", "no-such-package-x"]
+    versions = debian_versions(names)
+    assert versions["gcc-arm-none-eabi"] and versions["no-such-package-x"] is None
+    bootstrap = (Path(__file__).parents[2] / "scripts" / "bootstrap.sh").read_text()
+    assert "scripts/apt-packages.txt" in bootstrap and "APT_PACKAGES=(" not in bootstrap
 
 
 def test_doctor_fails_without_qemu_and_names_the_fix(capsys, tmp_path, monkeypatch):

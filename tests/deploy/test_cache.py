@@ -109,9 +109,9 @@ def test_a_damaged_entry_is_a_miss_and_put_replaces_it(tmp_path):
 
 
 def test_an_unwritable_cache_is_one_error(tmp_path):
-    from sdk.errors import UsageError
+    from sdk.errors import StorageError
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(UsageError, match="cannot write there"):
+    with pytest.raises(StorageError, match="cannot write there"):
         Cache(blocker / "c").put("program", "k", fill_with("x"), {})

@@ -244,7 +244,7 @@ def test_a_model_too_big_for_the_board_stops_before_building(first, tmp_path):
     import yaml
 
     from sdk.deploy.pipeline import deploy
-    from sdk.errors import UsageError
+    from sdk.errors import ResourceError
     from sdk.firmware.boards import load_board
     from sdk.paths import BOARDS_DIR
     from sdk.progress import Steps
@@ -257,7 +257,7 @@ def test_a_model_too_big_for_the_board_stops_before_building(first, tmp_path):
     (boards / "corstone300" / "board.yaml").write_text(yaml.safe_dump(data))
     steps = Steps(show=False)
     with pytest.raises(
-        UsageError, match=r"does not fit board corstone300: slot:planned needs .* of 256"
+        ResourceError, match=r"does not fit board corstone300: slot:planned needs .* of 256"
     ):
         deploy(
             str(MODEL), board=load_board("corstone300", boards), outdir=tmp_path / "o", steps=steps

@@ -6,6 +6,8 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+import pytest
+
 from sdk.cache import digest
 from sdk.deploy import keys
 from sdk.firmware.boards import load_board
@@ -83,3 +85,48 @@ def test_firmware_key_follows_the_firmware_sources(monkeypatch, tmp_path):
     before = keys.firmware_sources_hash(board)
     next((root / "firmware").rglob("*.cpp")).write_text("// changed\n")
     assert keys.firmware_sources_hash(board) != before
+
+
+def sdk_copy(tmp_path: Path, monkeypatch) -> Path:
+    """A copy of the SDK package the keys hash instead of the real one, to change freely."""
+    copy = tmp_path / "sdk"
+    shutil.copytree(keys.SDK_PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(keys, "SDK_PACKAGE_DIR", copy)
+    return copy
+
+
+def touch(path: Path) -> None:
+    path.write_text(path.read_text() + "# changed\n")
+
+
+def test_program_key_follows_the_sdk_code_the_export_imports(tmp_path, monkeypatch):
+    folder = model_dir(tmp_path)
+    real = program_key(folder)
+    sdk = sdk_copy(tmp_path, monkeypatch)
+    assert program_key(folder) == real  # the same code hashes alike wherever it is
+    touch(sdk / "numerics.py")  # the report's numerics, imported by the export's report
+    numerics = program_key(folder)
+    assert numerics != real
+    for unrelated in ("cli/doctor.py", "flash.py", "deploy/render.py", "kernelgen.py"):
+        touch(sdk / unrelated)  # what no program entry's writer imports
+    assert program_key(folder) == numerics
+    touch(sdk / "export" / "pipeline.py")
+    assert program_key(folder) != numerics
+
+
+def test_reference_and_firmware_code_follow_their_writers_imports(tmp_path, monkeypatch):
+    sdk = sdk_copy(tmp_path, monkeypatch)
+    reference = keys.sdk_code_hash(keys.REFERENCE_WRITER)
+    firmware = keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,))
+    touch(sdk / "cli" / "doctor.py")
+    assert keys.sdk_code_hash(keys.REFERENCE_WRITER) == reference
+    touch(sdk / "vnpu" / "executor.py")  # runs the reference's delegates
+    assert keys.sdk_code_hash(keys.REFERENCE_WRITER) != reference
+    assert keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,)) == firmware
+    touch(sdk / "kernelgen.py")  # generates the kernel registrations the build compiles
+    assert keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,)) != firmware
+
+
+def test_a_writer_that_is_not_there_is_an_error():
+    with pytest.raises(LookupError, match="no_such_fill"):
+        keys.sdk_code_hash("sdk.deploy.pipeline:no_such_fill")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sdk.errors import UsageError
+from sdk.errors import ConfigError, UsageError
 from sdk.firmware.boards import Region, available_boards, load_board
 from sdk.paths import BOARDS_DIR
 
@@ -84,7 +84,7 @@ def test_overlapping_slots_are_refused(tmp_path: Path):
         data["slots"]["inputs"]["base"] = data["slots"]["program"]["base"] + 16
 
     boards = copy_board(tmp_path, overlap)
-    with pytest.raises(UsageError, match="overlap"):
+    with pytest.raises(ConfigError, match="overlap"):
         load_board("corstone300", boards)
 
 
@@ -93,13 +93,13 @@ def test_slot_outside_memory_is_refused(tmp_path: Path):
         data["slots"]["scratch"]["base"] = 0x90000000
 
     boards = copy_board(tmp_path, outside)
-    with pytest.raises(UsageError, match="slot scratch lies outside every memory region"):
+    with pytest.raises(ConfigError, match="slot scratch lies outside every memory region"):
         load_board("corstone300", boards)
 
 
 def test_missing_section_is_named(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data.pop("npu"))
-    with pytest.raises(UsageError, match=r"\(top level\): 'npu' is a required property"):
+    with pytest.raises(ConfigError, match=r"\(top level\): 'npu' is a required property"):
         load_board("corstone300", boards)
 
 
@@ -108,7 +108,7 @@ def test_a_misspelt_key_is_refused_with_the_key_meant(tmp_path: Path):
         data["console"]["baud_divdier"] = data["console"].pop("baud_divider")
 
     boards = copy_board(tmp_path, misspell)
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(ConfigError) as caught:
         load_board("corstone300", boards)
     message = caught.value.message
     assert "board.yaml: console:" in message
@@ -119,20 +119,20 @@ def test_a_misspelt_key_is_refused_with_the_key_meant(tmp_path: Path):
 def test_an_unknown_key_in_a_target_is_refused(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data["targets"]["qemu"].update(hasnpu=True))
     with pytest.raises(
-        UsageError, match=r"targets.qemu: unknown key 'hasnpu' \(did you mean 'has_npu'\?\)"
+        ConfigError, match=r"targets.qemu: unknown key 'hasnpu' \(did you mean 'has_npu'\?\)"
     ):
         load_board("corstone300", boards)
 
 
 def test_an_unknown_top_level_section_is_refused(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data.update(flash_method="usb"))
-    with pytest.raises(UsageError, match=r"\(top level\): unknown key 'flash_method'"):
+    with pytest.raises(ConfigError, match=r"\(top level\): unknown key 'flash_method'"):
         load_board("corstone300", boards)
 
 
 def test_a_wrong_type_is_refused_naming_the_field(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data["targets"]["fvp"].update(has_npu="yes"))
-    with pytest.raises(UsageError, match=r"targets.fvp.has_npu: 'yes' is not of type 'boolean'"):
+    with pytest.raises(ConfigError, match=r"targets.fvp.has_npu: 'yes' is not of type 'boolean'"):
         load_board("corstone300", boards)
 
 
@@ -149,6 +149,6 @@ def test_the_exit_method_is_a_board_fact_a_build_may_override():
 def test_an_unknown_exit_method_in_board_yaml_is_refused(tmp_path: Path):
     boards = copy_board(tmp_path, lambda data: data["runtime"].update(exit="halt"))
     with pytest.raises(
-        UsageError, match=r"runtime.exit: 'halt' is not one of \['semihosting', 'park'\]"
+        ConfigError, match=r"runtime.exit: 'halt' is not one of \['semihosting', 'park'\]"
     ):
         load_board("corstone300", boards)

@@ -13,7 +13,7 @@ import yaml
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from sdk.errors import UsageError
+from sdk.errors import ResourceError, UsageError
 from sdk.firmware.boards import SCHEMA_FILE, Board, load_board
 from sdk.firmware.memory import (
     PLANNED_ALIGNMENT,
@@ -182,7 +182,7 @@ def test_a_tiny_planned_slot_is_refused_naming_the_overflow(programs, tmp_path):
     board = board_copy(tmp_path, planned_slot(64))
     planned = by_region(program_needs(program, board))["slot:planned"].used
     assert planned > 64
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(ResourceError) as caught:
         check_fits(program_needs(program, board), board)
     assert str(caught.value) == (
         f"the model does not fit board corstone300: slot:planned needs {planned:,} bytes of 64 "
@@ -197,7 +197,7 @@ def test_the_planned_slot_boundary(programs, tmp_path):
     check_fits(program_needs(program, exact), exact)
     short = board_copy(tmp_path / "short", planned_slot(planned - 1))
     with pytest.raises(
-        UsageError,
+        ResourceError,
         match=rf"slot:planned needs {planned:,} bytes of "
         rf"{planned - 1:,} \(over by 1;",
     ):
@@ -220,7 +220,7 @@ def test_every_overflow_is_in_the_one_line(board):
         "detail": ".bss",
         "fits": False,
     }
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(ResourceError) as caught:
         check_fits(uses, board)
     assert str(caught.value) == (
         "the model does not fit board corstone300: dtcm needs 12 bytes of 10 (over by 2; .bss); "

@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from sdk.errors import TargetError, UsageError
+from sdk.errors import ProgramError, TargetError
 from sdk.firmware.image import (
     INPUTS_MAGIC,
     PROGRAM_MAGIC,
@@ -104,7 +104,7 @@ def test_blobs_round_trip_and_check_their_crc():
     assert unpack_blob(blob, PROGRAM_MAGIC) == b"0123ET12rest"
     corrupt = bytearray(blob)
     corrupt[-1] ^= 1
-    with pytest.raises(UsageError, match="CRC"):
+    with pytest.raises(ProgramError, match="CRC"):
         unpack_blob(bytes(corrupt), PROGRAM_MAGIC)
 
 

@@ -70,7 +70,6 @@ Error register_backend(const Backend* backend);
 const Backend* find_backend(const char* id, size_t id_size);
 
 size_t num_backends();
-const Backend* backend_at(size_t index);
 
 // Forget every registered backend (tests).
 void clear_backends();

@@ -10,8 +10,9 @@
 
 namespace rt {
 
-// Stable codes: the host maps them to names (sdk/firmware_errors.py) and the
-// runner uses them as its exit status. Append only; never renumber.
+// Stable codes: the firmware names them (error_name, sent with the code in its
+// result record and the link's ERROR reply) and the runner uses them as its
+// exit status. Append only; never renumber.
 enum class Error : uint8_t {
   Ok = 0,
   Internal = 1,          // a broken invariant inside the firmware
