@@ -9,10 +9,11 @@ sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
-convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
-functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams, and an OFM whose
-elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a
-U55 MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
+convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the built-in TANH/SIGMOID
+activation functions (their arithmetic is not public; see `_activation`), F16 accumulators,
+U65 dual-core weight streams, and an OFM whose elements share bytes (the result is the NPU's
+write order; Vela 5.1.0 emits these for a U55 MatMul whose first operand is a slice, a
+miscompilation: see `_refuse_overlapping`).
 
 Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
 Vela's sources leave room:
@@ -175,13 +176,25 @@ def _clamp(op: Operation, dtype: np.dtype) -> tuple[int, int]:
     return arith.clamp_range(dtype, lo, hi)
 
 
+TANH, SIGMOID = 3, 4
+
+
 def _activation(state: NpuState, op: Operation, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The activation function after the clamp: none (RELU = clip only) or a LUT in SHRAM."""
+    """The activation function after the clamp: none (RELU = clip only) or a LUT in SHRAM.
+
+    The built-in TANH and SIGMOID functions are refused: what the U55 computes for them (its
+    approximation and rounding) is in no public source; Vela only says their input is in units
+    of 1/0x3000 (OFM_SCALE set for that). Regor emits them only for a TFLite TANH/LOGISTIC with
+    an int16 IFM; ExecuTorch's TOSA input cannot reach them (TOSA's integer profile has no
+    SIGMOID/TANH: they arrive as TABLE, which becomes a LUT)."""
     function = _val(op, "ACTIVATION", "activation_function", 0)
     if function == 0:
         return values
+    if function in (TANH, SIGMOID):
+        name = "TANH" if function == TANH else "SIGMOID"
+        raise _unsupported(op, f"the {name} activation function (its arithmetic is not public)")
     if not 16 <= function < 24:
-        raise _unsupported(op, f"activation function {function} (TANH/SIGMOID without a LUT)")
+        raise _unsupported(op, f"activation function {function} (undefined)")
     if state.lut_base is None:
         raise ProgramError(
             f"NPU executor: operation {op.index} uses LUT {function - 16} before any DMA into SHRAM"

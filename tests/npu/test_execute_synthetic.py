@@ -185,3 +185,16 @@ def test_an_ofm_outside_its_region_is_refused():
 def test_a_register_never_set_is_named():
     with pytest.raises(ProgramError, match="needs OFM_HEIGHT_M1"):
         run(cmd_data(command("NPU_OP_ELEMENTWISE", elementwise_mode=6)), np.zeros(64, np.uint8))
+
+
+@pytest.mark.parametrize(
+    "function,message",
+    [(3, "the TANH activation function"), (4, "the SIGMOID activation function"),
+     (5, "activation function 5 \\(undefined\\)")],
+)  # fmt: skip
+def test_the_built_in_tanh_and_sigmoid_are_refused_by_name(function, message):
+    """Their arithmetic is in no public source (sdk/npu/execute.py `_activation`)."""
+    a = np.zeros(SHAPE, dtype=np.int16)
+    with pytest.raises(ProgramError, match=message):
+        elementwise("LRELU", a, None, np.int16, command("NPU_SET_ACTIVATION",
+                    activation_function=function))  # fmt: skip
