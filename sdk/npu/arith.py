@@ -30,7 +30,12 @@ the 32-bit value. SHL/SHR: by IFM2 (0-31), SHR rounding at the IFM round mode.
 
 Average pool: acc = sum of (x - zp) over the kernel, scaled by OFM_SCALE (regor: a reciprocal
 of the kernel size, ceil-rounded, e.g. 0xE38E38E5 >> 35 for 3x3; 0x80000001 >> 31 with DBL
-rounding for the 1x1 pools that copy or transpose and carry LUTs).
+rounding for the 1x1 pools that copy or transpose and carry LUTs). A padded average pool is
+scaled by the hardware instead (regor's GenerateOFMScalingForPooling: "padded average-pools
+use HW-scaling", OFM_SCALE left at 1, shift 0, and a unit rescale asserted): regor lowers
+TOSA's AVG_POOL2D, whose divisor is the count of valid (unpadded) elements, straight onto it,
+so that count it is, divided as TOSA does (`reciprocal_scale`, NATURAL rounding).
+ExecuTorch emits such pools for count_include_pad=False.
 
 LUTs: int8: the 256-byte table indexed by the output-stage result (OFM value + 128).
 int16: 512 words of (slope << 16) | base, signed 16-bit halves; index = (x + 32768) >> 7,
@@ -56,8 +61,9 @@ or against the TOSA reference model where a TOSA graph pins it):
   the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
 - int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
   it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
-- Padded average pools with hardware scaling (Vela asserts a unit rescale there): the divisor
-  (kernel size or valid elements) is not modelled here.
+- The padded average pool's division (`padded_average`): TOSA's, which regor relies on; the
+  hardware's own rounding there, and whether ROUND_MODE or a non-unit OFM_SCALE act on it,
+  are unconfirmed (the executor refuses a non-unit OFM_SCALE).
 - Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
   int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
 """
@@ -271,6 +277,27 @@ def leaky_relu(x, scale: int, shift: int, mode: RoundMode) -> np.ndarray:
 def average_pool_acc(windows: np.ndarray, zero_point: int) -> np.ndarray:
     """Sum over the kernel axes (the first two of `windows`) after the IFM zero point."""
     return (np.asarray(windows, dtype=np.int64) - zero_point).sum(axis=(0, 1))
+
+
+def reciprocal_scale(count) -> tuple[np.ndarray, np.ndarray]:
+    """(multiplier, shift) dividing by `count` (>= 1): TOSA's reciprocal_scale, k = bits of
+    count - 1, multiplier = ((2^30 + 1) << k) // count, shift = 30 + k. The + 1 makes halves
+    round away from zero through NATURAL rounding, as TFLite's average pool does."""
+    count = np.asarray(count, dtype=np.int64)
+    if np.any(count < 1) or np.any(count > 1 << 24):
+        raise ProgramError("average pool: a divisor outside 1..2^24")
+    k = np.zeros_like(count)
+    rest = count - 1
+    while np.any(rest):
+        k = k + (rest > 0)
+        rest = rest >> 1
+    return ((((1 << 30) + 1) << k) // count), 30 + k
+
+
+def padded_average(acc, count) -> np.ndarray:
+    """A padded AVERAGE pool's division by each window's valid (unpadded) element count."""
+    multiplier, shift = reciprocal_scale(count)
+    return scale_shift(acc, multiplier, shift, RoundMode.NATURAL)
 
 
 def lut8(values, table: bytes | np.ndarray, signed: bool = True) -> np.ndarray:

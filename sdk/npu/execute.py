@@ -9,7 +9,8 @@ sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
-convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the built-in TANH/SIGMOID
+convolutions, DMA 2-D/3-D strides, padded AVERAGE pools scaled other than by Vela's unit
+OFM_SCALE (the hardware divides by the valid count itself), the built-in TANH/SIGMOID
 activation functions (their arithmetic is not public; see `_activation`), F16 accumulators,
 U65 dual-core weight streams, and an OFM whose elements share bytes (the result is the NPU's
 write order; Vela 5.1.0 emits these for a U55 MatMul whose first operand is a slice, a
@@ -472,11 +473,15 @@ def _pool(state: NpuState, op: Operation) -> None:
         acc = acc - zp
     elif mode in (1, 2):  # AVERAGE, REDUCE_SUM: sums of (x - zp); padding adds nothing
         padded, mask = _padded_ifm(state, op, kernel, zp)
-        if mode == 1 and not mask.all():
-            raise _unsupported(op, "a padded AVERAGE pool (the hardware's divisor)")
         acc = np.zeros((oh, ow, padded.shape[2]), dtype=np.int64)
         for _, _, view in _windows(padded - zp, kernel, oh, ow):
             acc += view
+        if mode == 1 and not mask.all():
+            _hardware_scaled(op)
+            counts = np.zeros((oh, ow, 1), dtype=np.int64)
+            for _, _, view in _windows(mask, kernel, oh, ow):
+                counts += view
+            acc = arith.padded_average(acc, counts)
         if mode == 2:  # REDUCE_SUM also sums over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)
             if oc != 1:
                 raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
@@ -492,6 +497,17 @@ def _pool(state: NpuState, op: Operation) -> None:
     else:
         scale, shift = _global_scale(op)
         _finish(state, op, acc, 0, scale, shift)
+
+
+def _hardware_scaled(op: Operation) -> None:
+    """A padded AVERAGE pool divides by its windows' valid element counts itself (arith's
+    notes); Vela leaves OFM_SCALE at 1, shift 0, in GLOBAL mode there. Any other scale would
+    act in a way no public source pins: refused."""
+    per_channel = _val(op, "OFM_PRECISION", "scale_mode", 1) == 0
+    scale = _global_scale(op)
+    if per_channel or scale != (1, 0):
+        what = "per-channel scaling" if per_channel else f"OFM_SCALE {scale[0]} shift {scale[1]}"
+        raise _unsupported(op, f"a padded AVERAGE pool with {what} (Vela leaves it at 1, 0)")
 
 
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")

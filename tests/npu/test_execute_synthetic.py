@@ -198,3 +198,98 @@ def test_the_built_in_tanh_and_sigmoid_are_refused_by_name(function, message):
     with pytest.raises(ProgramError, match=message):
         elementwise("LRELU", a, None, np.int16, command("NPU_SET_ACTIVATION",
                     activation_function=function))  # fmt: skip
+
+
+def average_pool(x: np.ndarray, kernel, stride, pads, zps=(0, 0), *extra: list[int]) -> np.ndarray:
+    """A hand-made POOL AVERAGE over `x` (H, W, C) with padding (top, left, bottom, right),
+    registers as regor writes a padded one (GLOBAL scale mode, OFM_SCALE 1 shift 0)."""
+    (kh, kw), (top, left, bottom, right) = kernel, pads
+    oh = (x.shape[0] + top + bottom - kh) // stride + 1
+    ow = (x.shape[1] + left + right - kw) // stride + 1
+    out_shape = (oh, ow, x.shape[2])
+    memory = np.zeros(4096, dtype=np.uint8)
+    place(memory, 0, x)
+    dtype = x.dtype.type
+    regs = feature_map("IFM", 0, x.shape, dtype) + feature_map("OFM", 2048, out_shape, dtype)
+    regs += [
+        command("NPU_SET_OFM_PRECISION", activation_type=1, activation_precision=PRECISION[dtype],
+                scale_mode=1, round_mode=2),
+        command("NPU_SET_OFM_SCALE", scale=1, shift=0),
+        command("NPU_SET_KERNEL_HEIGHT_M1", height_m1=kh - 1),
+        command("NPU_SET_KERNEL_WIDTH_M1", width_m1=kw - 1),
+        command("NPU_SET_KERNEL_STRIDE", stride_x_lsb=stride - 1, stride_y_lsb=stride - 1),
+        command("NPU_SET_IFM_PAD_TOP", pad=top),
+        command("NPU_SET_IFM_PAD_LEFT", pad=left),
+        command("NPU_SET_IFM_PAD_BOTTOM", pad=bottom),
+        command("NPU_SET_IFM_PAD_RIGHT", pad=right),
+        command("NPU_SET_IFM_ZERO_POINT", zero_point=zps[0] & 0xFFFF),
+        command("NPU_SET_OFM_ZERO_POINT", zero_point=zps[1] & 0xFFFF),
+    ]  # fmt: skip
+    run(cmd_data(*regs, *extra, command("NPU_OP_POOL", pooling_mode=1)), memory)
+    size = int(np.prod(out_shape)) * x.dtype.itemsize
+    return memory[2048 : 2048 + size].view(dtype).reshape(out_shape)
+
+
+def tosa_avg_pool2d(x: np.ndarray, kernel, stride, pads, zps=(0, 0)) -> np.ndarray:
+    """TOSA 1.0 AVG_POOL2D, element by element in Python integers: the divisor counts only
+    elements inside the IFM; reciprocal_scale, then apply_scale_32 without double rounding."""
+    (kh, kw), (top, left, bottom, right) = kernel, pads
+    h, w, c = x.shape
+    oh, ow = (h + top + bottom - kh) // stride + 1, (w + left + right - kw) // stride + 1
+    info = np.iinfo(x.dtype)
+    out = np.zeros((oh, ow, c), dtype=x.dtype)
+    for oy in range(oh):
+        for ox in range(ow):
+            for ch in range(c):
+                inside = [
+                    int(x[y, xx, ch]) - zps[0]
+                    for y in range(oy * stride - top, oy * stride - top + kh)
+                    for xx in range(ox * stride - left, ox * stride - left + kw)
+                    if 0 <= y < h and 0 <= xx < w
+                ]
+                count = len(inside)
+                k = (count - 1).bit_length()
+                multiplier, shift = (((1 << 30) + 1) << k) // count, 30 + k
+                value = (sum(inside) * multiplier + (1 << (shift - 1))) >> shift
+                out[oy, ox, ch] = min(max(value + zps[1], info.min), info.max)
+    return out
+
+
+def test_a_padded_average_pool_divides_by_the_valid_elements_halves_away_from_zero():
+    """Hand-checked: windows [pad, 3, 4], [3, 4, 8], [4, 8, pad] -> 3.5, 5, 6 -> 4, 5, 6; the
+    negated input gives -4, -5, -6 (a kernel-size divisor would give 2 and 4 at the edges)."""
+    x = np.array([3, 4, 8], dtype=np.int8).reshape(1, 3, 1)
+    got = average_pool(x, (1, 3), 1, (0, 1, 0, 1))
+    np.testing.assert_array_equal(got.reshape(-1), [4, 5, 6])
+    got = average_pool(-x, (1, 3), 1, (0, 1, 0, 1))
+    np.testing.assert_array_equal(got.reshape(-1), [-4, -5, -6])
+
+
+# Shapes whose padded extent less the kernel divides by the stride: TOSA's AVG_POOL2D requires
+# it, so the padding registers hold exactly what the windows reach.
+@pytest.mark.parametrize(
+    "dtype,shape,kernel,stride,pads,zps",
+    [
+        (np.int8, (5, 6, 3), (3, 3), 1, (1, 1, 1, 1), (-3, 7)),  # SAME 3x3
+        (np.int8, (5, 5, 2), (2, 2), 2, (0, 0, 1, 1), (0, 0)),  # ceil_mode's bottom/right pad
+        (np.int8, (5, 7, 2), (3, 3), 2, (1, 1, 1, 1), (5, -2)),  # stride 2
+        (np.int16, (4, 5, 2), (3, 2), 1, (1, 0, 1, 1), (0, 0)),  # int16, uneven padding
+    ],
+)
+def test_a_padded_average_pool_matches_tosa_avg_pool2d(dtype, shape, kernel, stride, pads, zps):
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max + 1, shape, dtype=dtype)
+    got = average_pool(x, kernel, stride, pads, zps)
+    want = tosa_avg_pool2d(x, kernel, stride, pads, zps)
+    np.testing.assert_array_equal(got, want)
+    # the edges differ from a kernel-size divisor (count_include_pad): the test can tell
+    full = tosa_avg_pool2d(np.pad(x, ((pads[0], pads[2]), (pads[1], pads[3]), (0, 0)),
+                           constant_values=zps[0]), kernel, stride, (0, 0, 0, 0), zps)  # fmt: skip
+    assert (got != full).any()
+
+
+def test_a_padded_average_pool_with_a_scale_is_refused():
+    x = np.zeros((3, 3, 1), dtype=np.int8)
+    with pytest.raises(ProgramError, match="padded AVERAGE pool with OFM_SCALE 3 shift 1"):
+        average_pool(x, (3, 3), 1, (1, 1, 1, 1), (0, 0), command("NPU_SET_OFM_SCALE", scale=3,
+                     shift=1))  # fmt: skip
