@@ -9,12 +9,13 @@ sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
-convolutions, DMA 2-D/3-D strides, padded AVERAGE pools scaled other than by Vela's unit
-OFM_SCALE (the hardware divides by the valid count itself), the built-in TANH/SIGMOID
-activation functions (their arithmetic is not public; see `_activation`), F16 accumulators,
-U65 dual-core weight streams, and an OFM whose elements share bytes (the result is the NPU's
-write order; Vela 5.1.0 emits these for a U55 MatMul whose first operand is a slice, a
-miscompilation: see `_refuse_overlapping`).
+convolutions, DMAs from SHRAM or strided differently on their two sides (2-D/3-D DMAs are
+modelled: `DmaWalk`), padded AVERAGE pools scaled other than by Vela's unit OFM_SCALE (the
+hardware divides by the valid count itself), the built-in TANH/SIGMOID activation functions
+(their arithmetic is not public; see `_activation`), F16 accumulators, U65 dual-core weight
+streams, and an OFM whose elements share bytes (the result is the NPU's write order; Vela
+5.1.0 emits these for a U55 MatMul whose first operand is a slice, a miscompilation: see
+`_refuse_overlapping`).
 
 Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
 Vela's sources leave room:
@@ -573,29 +574,78 @@ def _ifm2(state: NpuState, op: Operation, shape: tuple[int, int, int]) -> np.nda
     return np.broadcast_to(_read(state, op, "IFM2", extent), shape)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class DmaWalk:
+    """A DMA's bytes as rows: `length` bytes each, `rows` of them per plane, `planes` planes.
+
+    Facts (no TRM is public): regor's U65 generator writes 2-D/3-D DMAs as LEN = one row,
+    SIZE0 rows and SIZE1 planes, SKIP0 = the gap after a row, SKIP1 = the gap after a plane's
+    rows (row stride LEN + SKIP0, plane stride (LEN + SKIP0) * SIZE0 + SKIP1); Linux's ethosu
+    driver bounds a U55/U65 DMA by that same product, with one set of SKIP registers for both
+    sides and the skips sign-extended from 40 bits. A side in mode D1 is contiguous."""
+
+    length: int
+    rows: int
+    planes: int
+    skip0: int
+    skip1: int
+
+    def offsets(self, strided: bool) -> np.ndarray:
+        """Start of every row, relative to the side's address, in transfer order."""
+        row = np.arange(self.rows, dtype=np.int64)
+        plane = np.arange(self.planes, dtype=np.int64)[:, None]
+        if not strided:
+            return ((plane * self.rows + row) * self.length).reshape(-1)
+        row_stride = self.length + self.skip0
+        return (plane * (row_stride * self.rows + self.skip1) + row * row_stride).reshape(-1)
+
+
+def _dma_walk(op: Operation, mode: int) -> DmaWalk:
+    length = _val(op, "DMA0_LEN", "addr")
+    if mode == 0:
+        return DmaWalk(length, 1, 1, 0, 0)
+    rows = _val(op, "DMA0_SIZE0", "size")
+    planes = _val(op, "DMA0_SIZE1", "size") if mode == 2 else 1
+    if rows == 0 or planes == 0:
+        raise ProgramError(f"NPU executor: DMA {op.index}: a {mode + 1}-D DMA of zero rows")
+    skip0 = as_signed(_val(op, "DMA0_SKIP0", "addr"), 40)
+    skip1 = as_signed(_val(op, "DMA0_SKIP1", "addr"), 40) if mode == 2 else 0
+    return DmaWalk(length, rows, planes, skip0, skip1)
+
+
+def _dma_bytes(
+    op: Operation, memory: np.ndarray, address: int, starts: np.ndarray, length: int, side: str
+) -> np.ndarray:
+    """Byte indices of every row of one side, each row inside `memory` (else refused)."""
+    first = address + starts
+    if first.size and (first.min() < 0 or first.max() + length > memory.size):
+        raise ProgramError(f"NPU executor: DMA {op.index}: {side} outside its region")
+    return (first[:, None] + np.arange(length, dtype=np.int64)).reshape(-1)
+
+
 def _dma(state: NpuState, op: Operation) -> None:
     src_reg, dst_reg = "DMA0_SRC_REGION", "DMA0_DST_REGION"
-    for reg in (src_reg, dst_reg):
-        if _val(op, reg, "stride_mode", 0) != 0:
-            raise _unsupported(op, f"DMA stride mode {_val(op, reg, 'stride_mode')} ({reg})")
     if _val(op, src_reg, "region_mode", 0) != 0:
         raise _unsupported(op, "a DMA from SHRAM")
+    modes = [_val(op, reg, "stride_mode", 0) for reg in (src_reg, dst_reg)]
+    if 3 in modes:
+        raise _unsupported(op, "DMA stride mode 3")
+    if min(modes) and modes[0] != modes[1]:
+        raise _unsupported(op, f"a DMA strided {modes[0] + 1}-D from and {modes[1] + 1}-D to")
+    walk = _dma_walk(op, max(modes))
     src = state.region(op, _val(op, src_reg, "region"))
-    start = _val(op, "DMA0_SRC", "addr")
-    length = _val(op, "DMA0_LEN", "addr")
     dst_addr = _val(op, "DMA0_DST", "addr")
-    if start + length > src.size:
-        raise ProgramError(f"NPU executor: DMA {op.index}: source outside its region")
-    data = src[start : start + length].copy()
     if _val(op, dst_reg, "region_mode", 0) == 1:  # INTERNAL: into SHRAM (a LUT)
         dst = state.shram
         if state.lut_base is None:  # no CONFIG known: slot 0 is the 2 KB-aligned LUT address
             state.lut_base = dst_addr - dst_addr % INT16_LUT_BYTES
     else:
         dst = state.region(op, _val(op, dst_reg, "region"))
-    if dst_addr + length > dst.size:
-        raise ProgramError(f"NPU executor: DMA {op.index}: destination outside its region")
-    dst[dst_addr : dst_addr + length] = data
+    read = _dma_bytes(
+        op, src, _val(op, "DMA0_SRC", "addr"), walk.offsets(modes[0] > 0), walk.length, "source"
+    )
+    write = _dma_bytes(op, dst, dst_addr, walk.offsets(modes[1] > 0), walk.length, "destination")
+    dst[write] = src[read]  # every byte read before any is written
 
 
 IGNORED = ("DMA_WAIT", "KERNEL_WAIT", "PMU_MASK", "STOP", "IRQ")

@@ -140,7 +140,7 @@ def _state(stream) -> NpuState:
         ("add", "NPU_OP_ELEMENTWISE", 12, "elementwise mode 12"),
         ("avgpool", "NPU_OP_POOL", 3, "pooling mode 3"),
         ("avgpool", "NPU_SET_IFM_UPSCALE", 2, "IFM upscale ZEROS outside a convolution"),
-        ("sigmoid", "NPU_SET_DMA0_SRC_REGION", 1 << 9, "DMA stride mode"),
+        ("sigmoid", "NPU_SET_DMA0_SRC_REGION", 3 << 9, "DMA stride mode 3"),
         ("conv", "NPU_SET_ACC_FORMAT", 2, "F16 accumulator"),
     ],
 )

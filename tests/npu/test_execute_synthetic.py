@@ -293,3 +293,78 @@ def test_a_padded_average_pool_with_a_scale_is_refused():
     with pytest.raises(ProgramError, match="padded AVERAGE pool with OFM_SCALE 3 shift 1"):
         average_pool(x, (3, 3), 1, (1, 1, 1, 1), (0, 0), command("NPU_SET_OFM_SCALE", scale=3,
                      shift=1))  # fmt: skip
+
+
+def dma(
+    memory: np.ndarray,
+    src: int,
+    dst: int,
+    length: int,
+    modes: tuple[int, int] = (0, 0),
+    size0: int | None = None,
+    size1: int | None = None,
+    skip0: int | None = None,
+    skip1: int | None = None,
+) -> np.ndarray:
+    """One DMA_START within region 1 (sizes and skips set only when given)."""
+    regs = [
+        command("NPU_SET_DMA0_SRC_REGION", region=1, stride_mode=modes[0]),
+        command("NPU_SET_DMA0_DST_REGION", region=1, stride_mode=modes[1]),
+        command("NPU_SET_DMA0_SRC", addr=src),
+        command("NPU_SET_DMA0_DST", addr=dst),
+        command("NPU_SET_DMA0_LEN", addr=length),
+    ]
+    for name, value in (("SIZE0", size0), ("SIZE1", size1)):
+        if value is not None:
+            regs.append(command(f"NPU_SET_DMA0_{name}", size=value))
+    for name, value in (("SKIP0", skip0), ("SKIP1", skip1)):
+        if value is not None:
+            regs.append(command(f"NPU_SET_DMA0_{name}", addr=value & ((1 << 40) - 1)))
+    return run(cmd_data(*regs, command("NPU_OP_DMA_START")), memory)
+
+
+def numbered(size: int = 512) -> np.ndarray:
+    return (np.arange(size) % 251).astype(np.uint8)
+
+
+def test_a_2d_dma_gathers_rows_of_len_bytes_skip0_apart():
+    """Rows of 3 bytes every 3 + 5 bytes from 10, packed contiguously at 300."""
+    memory = numbered()
+    before = memory.copy()
+    dma(memory, 10, 300, 3, modes=(1, 0), size0=4, skip0=5)
+    rows = before[10 : 10 + 4 * 8].reshape(4, 8)[:, :3]
+    np.testing.assert_array_equal(memory[300:312], rows.reshape(-1))
+    np.testing.assert_array_equal(memory[312:], before[312:])  # nothing past the 12 bytes
+
+
+def test_a_3d_dma_scatters_planes_skip1_apart_after_their_rows():
+    """Contiguous source; destination rows every 4 + 2 bytes, planes (4 + 2) * 3 + 7 apart."""
+    memory = numbered()
+    before = memory.copy()
+    dma(memory, 0, 200, 4, modes=(0, 2), size0=3, size1=2, skip0=2, skip1=7)
+    want = before.copy()
+    for plane in range(2):
+        for row in range(3):
+            at = 200 + plane * 25 + row * 6
+            want[at : at + 4] = before[(plane * 3 + row) * 4 :][:4]
+    np.testing.assert_array_equal(memory, want)
+
+
+def test_both_sides_strided_share_the_skips_and_a_negative_skip_walks_back():
+    memory = numbered()
+    before = memory.copy()
+    dma(memory, 100, 300, 2, modes=(1, 1), size0=3, skip0=-4)  # rows at 0, -2, -4
+    for row in range(3):
+        np.testing.assert_array_equal(memory[300 - 2 * row :][:2], before[100 - 2 * row :][:2])
+    np.testing.assert_array_equal(memory[302:], before[302:])
+    np.testing.assert_array_equal(memory[:296], before[:296])
+
+
+def test_a_strided_dma_past_its_region_or_with_mixed_modes_is_refused():
+    with pytest.raises(ProgramError, match="destination outside its region"):
+        dma(numbered(), 0, 400, 8, modes=(0, 1), size0=4, skip0=32)  # last row 520: past 512
+    dma(numbered(), 0, 400, 8, modes=(0, 1), size0=4, skip0=5)  # last row 439..446: inside
+    with pytest.raises(ProgramError, match="strided 2-D from and 3-D to"):
+        dma(numbered(), 0, 100, 4, modes=(1, 2), size0=2, size1=2, skip0=0, skip1=0)
+    with pytest.raises(ProgramError, match="needs DMA0_SIZE0"):
+        dma(numbered(), 0, 100, 4, modes=(1, 0), skip0=0)
