@@ -50,7 +50,14 @@ matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise
 
 Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
 or against the TOSA reference model where a TOSA graph pins it):
-- 40-bit accumulator saturation: none is modelled (acc + bias is exact).
+- Accumulator saturation: the sum of a CONV, DEPTHWISE, AVERAGE or REDUCE_SUM saturates at
+  the ACC_FORMAT width (I32 or I40; `saturate_accumulator`). That it saturates rather than
+  wraps is Arm's word (Vela's MLBEDSW-5029: a TFLite Mean whose "accumulator could saturate"
+  must run on the CPU; its limits, 2^24 int8 / 2^16 int16 elements, are 2^31 over the
+  element range: the 32-bit pool accumulator). Where in the order of accumulation it
+  saturates is not public: a sum that can leave the range only through mixed-sign partial
+  sums is refused. Elementwise results do not saturate there (the 62-bit products of 32-bit
+  MULs match TOSA exact), nor, as far as is known, does acc + bias (kept exact).
 - Intermediate saturation of the 32-bit OPA/OPB scaling and of the scaled sum: none.
 - Whether OPA_32's unscaled operand shift is fixed in hardware or comes from a register
   Vela leaves at its reset value: 19 is pinned for 8-bit IFMs (all 65536 int8 pairs of a
@@ -173,6 +180,24 @@ def _scale_shift_limbs(value, scale, shift, mode: RoundMode) -> np.ndarray:
         lower, np.where(big, 0, shift)
     )
     return np.where(big, down, up)
+
+
+ACC_BITS = {0: 32, 1: 40}  # ACC_FORMAT I32, I40 (F16 is not an integer accumulator)
+
+
+def saturate_accumulator(acc, positive, negative, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """A convolution's or pool's sum in a saturating `bits`-bit accumulator.
+
+    `positive` and `negative` are the sums of the positive and of the negative terms. Where
+    neither leaves the range no partial sum can, and the sum is exact; where all terms share a
+    sign the partial sums are monotone, and the result is the sum clamped, in any order. Else
+    the hardware's (unpublished) accumulation order decides: the second result marks those
+    elements, the clamped sum standing in for them."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    acc = np.asarray(acc, dtype=np.int64)
+    safe = (np.asarray(positive) <= hi) & (np.asarray(negative) >= lo)
+    one_sign = (np.asarray(positive) == 0) | (np.asarray(negative) == 0)
+    return np.clip(acc, lo, hi), ~(safe | one_sign)
 
 
 def clamp_range(

@@ -12,10 +12,11 @@ that guessed would give wrong data silently. Known not modelled: IFM upscale ZER
 convolutions, DMAs from SHRAM or strided differently on their two sides (2-D/3-D DMAs are
 modelled: `DmaWalk`), padded AVERAGE pools scaled other than by Vela's unit OFM_SCALE (the
 hardware divides by the valid count itself), the built-in TANH/SIGMOID activation functions
-(their arithmetic is not public; see `_activation`), F16 accumulators, U65 dual-core weight
-streams, and an OFM whose elements share bytes (the result is the NPU's write order; Vela
-5.1.0 emits these for a U55 MatMul whose first operand is a slice, a miscompilation: see
-`_refuse_overlapping`).
+(their arithmetic is not public; see `_activation`), F16 accumulators, sums that would leave
+the I32/I40 accumulator only through mixed-sign partial sums (where it saturates then depends
+on an unpublished order: `_saturated`), U65 dual-core weight streams, and an OFM whose
+elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a U55
+MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
 
 Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
 Vela's sources leave room:
@@ -425,8 +426,7 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     oh, ow, oc = _ofm_shape(op)
     zp = _ifm_zero_point(op)
     ifm_dtype, _ = _precision(op, "IFM")
-    if _val(op, "ACC_FORMAT", "acc_format", 0) == 2:
-        raise _unsupported(op, "the F16 accumulator")
+    bits = _acc_bits(op)
     if op.value("WEIGHT1_LENGTH", "length", 0):
         raise _unsupported(op, "a second (dual-core) weight stream")
     padded, _ = _padded_ifm(state, op, kernel, zp)
@@ -446,19 +446,53 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     if base + length > region.size:
         raise ProgramError(f"NPU executor: operation {op.index}: weight stream outside its region")
     w = _decoded_weights(region[base : base + length].tobytes(), shape, order)
-    # float64 sums are exact here: |x| < 2^17, |w| < 2^9, far fewer than 2^27 terms
-    acc = np.zeros((oh, ow, oc), dtype=np.float64)
+    if depthwise and ic < oc:
+        raise ProgramError(f"NPU executor: operation {op.index}: depthwise IFM depth {ic}")
+    acc = _conv_sum(x, w, kernel, (oh, ow, oc), depthwise)
+    reach = np.abs(x).max(initial=0) * np.abs(w).sum(axis=(1, 2, 3)).max(initial=0)
+    if reach >= 1 << (bits - 1):  # the accumulator may saturate: split the terms by sign
+        xp, xn, wp, wn = np.maximum(x, 0), np.minimum(x, 0), np.maximum(w, 0), np.minimum(w, 0)
+        dims = (kernel, (oh, ow, oc), depthwise)
+        positive = _conv_sum(xp, wp, *dims) + _conv_sum(xn, wn, *dims)
+        negative = _conv_sum(xp, wn, *dims) + _conv_sum(xn, wp, *dims)
+        acc = _saturated(op, acc, positive, negative, bits)
+    scales = _scale_stream(state, op, oc)
+    _finish(state, op, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
+
+
+def _conv_sum(
+    x: np.ndarray, w: np.ndarray, kernel: Kernel, shape: tuple[int, int, int], depthwise: bool
+) -> np.ndarray:
+    """Sum over the kernel (and IFM depth) of x * w, exact in float64 here: |x| < 2^17,
+    |w| < 2^9, far fewer than 2^27 terms."""
+    oh, ow, oc = shape
+    acc = np.zeros(shape, dtype=np.float64)
     for ky, kx, view in _windows(x, kernel, oh, ow):
         if depthwise:
-            if ic < oc:
-                raise ProgramError(f"NPU executor: operation {op.index}: depthwise IFM depth {ic}")
             acc += view[..., :oc] * w[:, ky, kx, 0]
         else:
             acc += view.astype(np.float64) @ w[:, ky, kx, :].T
-    scales = _scale_stream(state, op, oc)
-    _finish(
-        state, op, acc.astype(np.int64), scales.bias, scales.scale.astype(np.int64), scales.shift
-    )
+    return acc.astype(np.int64)
+
+
+def _acc_bits(op: Operation) -> int:
+    fmt = _val(op, "ACC_FORMAT", "acc_format", 0)
+    if fmt not in arith.ACC_BITS:
+        raise _unsupported(op, "the F16 accumulator" if fmt == 2 else f"ACC_FORMAT {fmt}")
+    return arith.ACC_BITS[fmt]
+
+
+def _saturated(op: Operation, acc, positive, negative, bits: int) -> np.ndarray:
+    """The sum in the saturating accumulator (arith.saturate_accumulator), or a refusal where
+    the hardware's accumulation order would decide."""
+    out, ambiguous = arith.saturate_accumulator(acc, positive, negative, bits)
+    if ambiguous.any():
+        raise _unsupported(
+            op,
+            f"a sum that leaves the {bits}-bit accumulator only through mixed-sign partial "
+            "sums (the hardware's accumulation order decides)",
+        )
+    return out
 
 
 def _pool(state: NpuState, op: Operation) -> None:
@@ -474,19 +508,22 @@ def _pool(state: NpuState, op: Operation) -> None:
         acc = acc - zp
     elif mode in (1, 2):  # AVERAGE, REDUCE_SUM: sums of (x - zp); padding adds nothing
         padded, mask = _padded_ifm(state, op, kernel, zp)
-        acc = np.zeros((oh, ow, padded.shape[2]), dtype=np.int64)
-        for _, _, view in _windows(padded - zp, kernel, oh, ow):
-            acc += view
+        if mode == 2 and oc != 1:
+            raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
+        terms, over_depth = padded - zp, mode == 2
+        acc = _pool_sum(terms, kernel, oh, ow, over_depth)
+        bits = _acc_bits(op)
+        count = kernel.height * kernel.width * (terms.shape[2] if over_depth else 1)
+        if np.abs(terms).max(initial=0) * count >= 1 << (bits - 1):
+            positive = _pool_sum(np.maximum(terms, 0), kernel, oh, ow, over_depth)
+            negative = _pool_sum(np.minimum(terms, 0), kernel, oh, ow, over_depth)
+            acc = _saturated(op, acc, positive, negative, bits)
         if mode == 1 and not mask.all():
             _hardware_scaled(op)
             counts = np.zeros((oh, ow, 1), dtype=np.int64)
             for _, _, view in _windows(mask, kernel, oh, ow):
                 counts += view
             acc = arith.padded_average(acc, counts)
-        if mode == 2:  # REDUCE_SUM also sums over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)
-            if oc != 1:
-                raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
-            acc = acc.sum(axis=2, keepdims=True)
     else:
         raise _unsupported(op, f"pooling mode {mode}")
     if acc.shape[2] < oc:
@@ -498,6 +535,14 @@ def _pool(state: NpuState, op: Operation) -> None:
     else:
         scale, shift = _global_scale(op)
         _finish(state, op, acc, 0, scale, shift)
+
+
+def _pool_sum(terms: np.ndarray, kernel: Kernel, oh: int, ow: int, over_depth: bool) -> np.ndarray:
+    """Sum over the kernel; REDUCE_SUM also over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)."""
+    acc = np.zeros((oh, ow, terms.shape[2]), dtype=np.int64)
+    for _, _, view in _windows(terms, kernel, oh, ow):
+        acc += view
+    return acc.sum(axis=2, keepdims=True) if over_depth else acc
 
 
 def _hardware_scaled(op: Operation) -> None:

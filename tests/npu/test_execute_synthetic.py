@@ -368,3 +368,90 @@ def test_a_strided_dma_past_its_region_or_with_mixed_modes_is_refused():
         dma(numbered(), 0, 100, 4, modes=(1, 2), size0=2, size1=2, skip0=0, skip1=0)
     with pytest.raises(ProgramError, match="needs DMA0_SIZE0"):
         dma(numbered(), 0, 100, 4, modes=(1, 0), skip0=0)
+
+
+def reduce_sum(x: np.ndarray, acc_format: int) -> int:
+    """A hand-made REDUCE_SUM of an int32 (1, 1, C) IFM into one int32, OFM_SCALE 1 >> 4."""
+    memory = np.zeros(256, dtype=np.uint8)
+    place(memory, 0, x)
+    regs = feature_map("IFM", 0, x.shape, np.int32) + feature_map("OFM", 128, (1, 1, 1), np.int32)
+    regs += [
+        command("NPU_SET_OFM_PRECISION", activation_type=1, activation_precision=2, scale_mode=1,
+                round_mode=2),
+        command("NPU_SET_OFM_SCALE", scale=1, shift=4),
+        command("NPU_SET_ACC_FORMAT", acc_format=acc_format),
+    ]  # fmt: skip
+    run(cmd_data(*regs, command("NPU_OP_POOL", pooling_mode=2)), memory)
+    return int(memory[128:132].view(np.int32)[0])
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_sum_past_the_i32_accumulator_saturates_and_fits_in_i40(sign):
+    """4 * 2^30 = 2^32: I32 holds 2^31 - 1 (or -2^31), then / 16; I40 holds it exactly."""
+    x = np.full((1, 1, 4), sign * 2**30, dtype=np.int32)
+    saturated = (2**31 - 1) if sign > 0 else -(2**31)
+    assert reduce_sum(x, 0) == (saturated + 8) >> 4
+    assert reduce_sum(x, 1) == (sign * 2**32 + 8) >> 4
+    small = np.array([[[5, -7, 100, 2]]], dtype=np.int32)  # far inside: exact either way
+    assert reduce_sum(small, 0) == reduce_sum(small, 1) == (100 + 8) >> 4
+
+
+def test_a_sum_whose_saturation_depends_on_the_accumulation_order_is_refused():
+    """2^30 + 2^30 - 2^30 - 2^30 passes 2^31 in this order and not in another."""
+    x = np.array([[[2**30, 2**30, -(2**30), -(2**30)]]], dtype=np.int32)
+    with pytest.raises(ProgramError, match="mixed-sign partial sums"):
+        reduce_sum(x, 0)
+    assert reduce_sum(x, 1) == 0  # 40 bits: no partial sum leaves the range
+
+
+def conv_1x1(x: np.ndarray, w: np.ndarray, acc_format: int) -> np.ndarray:
+    """A hand-made 1x1 CONV of an int16 (1, 1, IC) IFM by int8-range weights (OC, 1, 1, IC)
+    into int16, bias 0, scale 1 >> 20 per channel; weights encoded by the wheel's codec."""
+    from ethosu import mlw_codec
+
+    from sdk.npu.weights import encode_scales
+
+    oc, block = w.shape[0], 8
+    encoded, _ = mlw_codec.reorder_encode(8, 8, w.astype(np.int16), block, 0, 0, 16, 8, 8)
+    scales = encode_scales(np.zeros(oc), np.ones(oc, dtype=np.uint64), np.full(oc, 20))
+    memory = np.zeros(16384, dtype=np.uint8)
+    place(memory, 0, x)
+    memory[8192 : 8192 + len(scales)] = np.frombuffer(scales, dtype=np.uint8)
+    memory[9216 : 9216 + len(encoded)] = np.frombuffer(bytes(encoded), dtype=np.uint8)
+    regs = feature_map("IFM", 0, x.shape, np.int16) + feature_map("OFM", 6144, (1, 1, oc), np.int16)
+    regs += [
+        command("NPU_SET_OFM_BLK_DEPTH_M1", depth_m1=block - 1),
+        command("NPU_SET_SCALE_REGION", region=1),
+        command("NPU_SET_SCALE_BASE", addr=8192),
+        command("NPU_SET_SCALE_LENGTH", length=len(scales)),
+        command("NPU_SET_WEIGHT_REGION", region=1),
+        command("NPU_SET_WEIGHT_BASE", addr=9216),
+        command("NPU_SET_WEIGHT_LENGTH", length=len(encoded)),
+        command("NPU_SET_ACC_FORMAT", acc_format=acc_format),
+    ]
+    run(cmd_data(*regs, command("NPU_OP_CONV")), memory)
+    return memory[6144 : 6144 + 2 * oc].view(np.int16)
+
+
+def test_a_convolution_saturates_at_the_accumulator_width():
+    """1024 * 32767 * 127 = 4261085184: I32 holds 2^31 - 1 -> 2048 after >> 20 (rounded);
+    I40 holds it -> 4064; a channel of small weights is exact in both."""
+    x = np.full((1, 1, 1024), 32767, dtype=np.int16)
+    w = np.zeros((8, 1, 1, 1024), dtype=np.int64)
+    w[0], w[1], w[2] = 127, -127, 1
+    exact = [x.astype(np.int64).sum() * k for k in (127, -127, 1)]
+    got32, got40 = conv_1x1(x, w, 0), conv_1x1(x, w, 1)
+    want32 = [(min(max(v, -(2**31)), 2**31 - 1) + 2**19) >> 20 for v in exact]
+    want40 = [(v + 2**19) >> 20 for v in exact]
+    np.testing.assert_array_equal(got32[:3], want32)
+    np.testing.assert_array_equal(got40[:3], want40)
+    assert want32[:2] != want40[:2] and want32[2] == want40[2]
+
+
+def test_a_convolution_whose_saturation_depends_on_the_order_is_refused():
+    x = np.full((1, 1, 2048), 32767, dtype=np.int16)
+    w = np.zeros((8, 1, 1, 2048), dtype=np.int64)
+    w[0, ..., :1024], w[0, ..., 1024:] = 127, -127  # each half alone passes 2^31: order decides
+    with pytest.raises(ProgramError, match="mixed-sign partial sums"):
+        conv_1x1(x, w, 0)
+    assert conv_1x1(x, w, 1)[0] == 0
