@@ -47,6 +47,8 @@ int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (
 and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
 int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
 matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
+Padded AVG_POOL2D (int8 and int16, stride 1 and 2; OFM_SCALE 1 >> 0, NATURAL, the divisor
+`padded_average`): whole delegates, in tests/npu/test_execute.py (model avgpool_pad).
 
 Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
 or against the TOSA reference model where a TOSA graph pins it):
@@ -68,9 +70,10 @@ or against the TOSA reference model where a TOSA graph pins it):
   the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
 - int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
   it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
-- The padded average pool's division (`padded_average`): TOSA's, which regor relies on; the
-  hardware's own rounding there, and whether ROUND_MODE or a non-unit OFM_SCALE act on it,
-  are unconfirmed (the executor refuses a non-unit OFM_SCALE).
+- The padded average pool's division (`padded_average`): TOSA's, which regor relies on and
+  which reproduces TOSA on real exports; that the hardware divides so (its rounding, and
+  whether ROUND_MODE or a non-unit OFM_SCALE act on it) is unconfirmed (the executor refuses
+  a non-unit OFM_SCALE).
 - Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
   int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
 """
