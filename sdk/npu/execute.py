@@ -187,9 +187,9 @@ def _activation(state: NpuState, op: Operation, values: np.ndarray, dtype: np.dt
 
     The built-in TANH and SIGMOID functions are refused: what the U55 computes for them (its
     approximation and rounding) is in no public source; Vela only says their input is in units
-    of 1/0x3000 (OFM_SCALE set for that). Regor emits them only for a TFLite TANH/LOGISTIC with
-    an int16 IFM; ExecuTorch's TOSA input cannot reach them (TOSA's integer profile has no
-    SIGMOID/TANH: they arrive as TABLE, which becomes a LUT)."""
+    of 1/0x3000 (OFM_SCALE set for that). Regor emits them only for TFLite's int16 TANH and
+    LOGISTIC (and LSTM gates); ExecuTorch's TOSA input cannot reach them (TOSA's integer
+    profile has no SIGMOID/TANH: they arrive as TABLE, which becomes a LUT)."""
     function = _val(op, "ACTIVATION", "activation_function", 0)
     if function == 0:
         return values
@@ -623,11 +623,12 @@ def _ifm2(state: NpuState, op: Operation, shape: tuple[int, int, int]) -> np.nda
 class DmaWalk:
     """A DMA's bytes as rows: `length` bytes each, `rows` of them per plane, `planes` planes.
 
-    Facts (no TRM is public): regor's U65 generator writes 2-D/3-D DMAs as LEN = one row,
-    SIZE0 rows and SIZE1 planes, SKIP0 = the gap after a row, SKIP1 = the gap after a plane's
-    rows (row stride LEN + SKIP0, plane stride (LEN + SKIP0) * SIZE0 + SKIP1); Linux's ethosu
-    driver bounds a U55/U65 DMA by that same product, with one set of SKIP registers for both
-    sides and the skips sign-extended from 40 bits. A side in mode D1 is contiguous."""
+    Facts from public code, not checked against Arm's TRM: regor's U65 generator writes
+    2-D/3-D DMAs as LEN = one row, SIZE0 rows and SIZE1 planes, SKIP0 = the gap after a row,
+    SKIP1 = the gap after a plane's rows (row stride LEN + SKIP0, plane stride
+    (LEN + SKIP0) * SIZE0 + SKIP1); Linux's ethosu driver bounds a U55/U65 DMA by that same
+    product, with one set of SKIP registers for both sides and the skips sign-extended from 40
+    bits. A side in mode D1 is contiguous."""
 
     length: int
     rows: int
@@ -660,11 +661,14 @@ def _dma_walk(op: Operation, mode: int) -> DmaWalk:
 
 def _dma_bytes(
     op: Operation, memory: np.ndarray, address: int, starts: np.ndarray, length: int, side: str
-) -> np.ndarray:
-    """Byte indices of every row of one side, each row inside `memory` (else refused)."""
+) -> slice | np.ndarray:
+    """Bytes of every row of one side (a slice for one row), each inside `memory` (else
+    refused)."""
     first = address + starts
-    if first.size and (first.min() < 0 or first.max() + length > memory.size):
+    if first.min() < 0 or first.max() + length > memory.size:
         raise ProgramError(f"NPU executor: DMA {op.index}: {side} outside its region")
+    if first.size == 1:
+        return slice(int(first[0]), int(first[0]) + length)
     return (first[:, None] + np.arange(length, dtype=np.int64)).reshape(-1)
 
 
