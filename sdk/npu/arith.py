@@ -30,7 +30,12 @@ the 32-bit value. SHL/SHR: by IFM2 (0-31), SHR rounding at the IFM round mode.
 
 Average pool: acc = sum of (x - zp) over the kernel, scaled by OFM_SCALE (regor: a reciprocal
 of the kernel size, ceil-rounded, e.g. 0xE38E38E5 >> 35 for 3x3; 0x80000001 >> 31 with DBL
-rounding for the 1x1 pools that copy or transpose and carry LUTs).
+rounding for the 1x1 pools that copy or transpose and carry LUTs). A padded average pool is
+scaled by the hardware instead (regor's GenerateOFMScalingForPooling: "padded average-pools
+use HW-scaling", OFM_SCALE left at 1, shift 0, and a unit rescale asserted): regor lowers
+TOSA's AVG_POOL2D, whose divisor is the count of valid (unpadded) elements, straight onto it,
+so that count it is, divided as TOSA does (`reciprocal_scale`, NATURAL rounding).
+ExecuTorch emits such pools for count_include_pad=False.
 
 LUTs: int8: the 256-byte table indexed by the output-stage result (OFM value + 128).
 int16: 512 words of (slope << 16) | base, signed 16-bit halves; index = (x + 32768) >> 7,
@@ -42,10 +47,19 @@ int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (
 and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
 int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
 matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
+Padded AVG_POOL2D (int8 and int16, stride 1 and 2; OFM_SCALE 1 >> 0, NATURAL, the divisor
+`padded_average`): whole delegates, in tests/npu/test_execute.py (model avgpool_pad).
 
 Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
 or against the TOSA reference model where a TOSA graph pins it):
-- 40-bit accumulator saturation: none is modelled (acc + bias is exact).
+- Accumulator saturation: the sum of a CONV, DEPTHWISE, AVERAGE or REDUCE_SUM saturates at
+  the ACC_FORMAT width (I32 or I40; `saturate_accumulator`). That it saturates rather than
+  wraps is Arm's word (Vela's MLBEDSW-5029: a TFLite Mean whose "accumulator could saturate"
+  must run on the CPU; its limits, 2^24 int8 / 2^16 int16 elements, are 2^31 over the
+  element range: the 32-bit pool accumulator). Where in the order of accumulation it
+  saturates is not public: a sum that can leave the range only through mixed-sign partial
+  sums is refused. Elementwise results do not saturate there (the 62-bit products of 32-bit
+  MULs match TOSA exact), nor, as far as is known, does acc + bias (kept exact).
 - Intermediate saturation of the 32-bit OPA/OPB scaling and of the scaled sum: none.
 - Whether OPA_32's unscaled operand shift is fixed in hardware or comes from a register
   Vela leaves at its reset value: 19 is pinned for 8-bit IFMs (all 65536 int8 pairs of a
@@ -56,8 +70,10 @@ or against the TOSA reference model where a TOSA graph pins it):
   the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
 - int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
   it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
-- Padded average pools with hardware scaling (Vela asserts a unit rescale there): the divisor
-  (kernel size or valid elements) is not modelled here.
+- The padded average pool's division (`padded_average`): TOSA's, which regor relies on and
+  which reproduces TOSA on real exports; that the hardware divides so (its rounding, and
+  whether ROUND_MODE or a non-unit OFM_SCALE act on it) is unconfirmed (the executor refuses
+  a non-unit OFM_SCALE).
 - Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
   int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
 """
@@ -169,6 +185,24 @@ def _scale_shift_limbs(value, scale, shift, mode: RoundMode) -> np.ndarray:
     return np.where(big, down, up)
 
 
+ACC_BITS = {0: 32, 1: 40}  # ACC_FORMAT I32, I40 (F16 is not an integer accumulator)
+
+
+def saturate_accumulator(acc, positive, negative, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """A convolution's or pool's sum in a saturating `bits`-bit accumulator.
+
+    `positive` and `negative` are the sums of the positive and of the negative terms. Where
+    neither leaves the range no partial sum can, and the sum is exact; where all terms share a
+    sign the partial sums are monotone, and the result is the sum clamped, in any order. Else
+    the hardware's (unpublished) accumulation order decides: the second result marks those
+    elements, the clamped sum standing in for them."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    acc = np.asarray(acc, dtype=np.int64)
+    safe = (np.asarray(positive) <= hi) & (np.asarray(negative) >= lo)
+    one_sign = (np.asarray(positive) == 0) | (np.asarray(negative) == 0)
+    return np.clip(acc, lo, hi), ~(safe | one_sign)
+
+
 def clamp_range(
     dtype: np.dtype, act_min: int | None = None, act_max: int | None = None
 ) -> tuple[int, int]:
@@ -266,6 +300,27 @@ def leaky_relu(x, scale: int, shift: int, mode: RoundMode) -> np.ndarray:
     """LRELU: negative inputs scaled by alpha (OFM_SCALE), others unchanged."""
     x = np.asarray(x, dtype=np.int64)
     return np.where(x >= 0, x, scale_shift(x, scale, shift, mode))
+
+
+def reciprocal_scale(count) -> tuple[np.ndarray, np.ndarray]:
+    """(multiplier, shift) dividing by `count` (>= 1): TOSA's reciprocal_scale, k = bits of
+    count - 1, multiplier = ((2^30 + 1) << k) // count, shift = 30 + k. The + 1 makes halves
+    round away from zero through NATURAL rounding, as TFLite's average pool does."""
+    count = np.asarray(count, dtype=np.int64)
+    if np.any(count < 1) or np.any(count > 1 << 24):
+        raise ProgramError("average pool: a divisor outside 1..2^24")
+    k = np.zeros_like(count)
+    rest = count - 1
+    while np.any(rest):
+        k = k + (rest > 0)
+        rest = rest >> 1
+    return ((((1 << 30) + 1) << k) // count), 30 + k
+
+
+def padded_average(acc, count) -> np.ndarray:
+    """A padded AVERAGE pool's division by each window's valid (unpadded) element count."""
+    multiplier, shift = reciprocal_scale(count)
+    return scale_shift(acc, multiplier, shift, RoundMode.NATURAL)
 
 
 def lut8(values, table: bytes | np.ndarray, signed: bool = True) -> np.ndarray:

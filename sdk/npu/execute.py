@@ -9,10 +9,14 @@ sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
-convolutions, DMA 2-D/3-D strides, padded AVERAGE pools, the TANH/SIGMOID activation
-functions (Vela uses LUTs), F16 accumulators, U65 dual-core weight streams, and an OFM whose
-elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a
-U55 MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
+convolutions, DMAs from SHRAM or strided differently on their two sides (2-D/3-D DMAs are
+modelled: `DmaWalk`), padded AVERAGE pools scaled other than by Vela's unit OFM_SCALE (the
+hardware divides by the valid count itself), the built-in TANH/SIGMOID activation functions
+(their arithmetic is not public; see `_activation`), F16 accumulators, sums that would leave
+the I32/I40 accumulator only through mixed-sign partial sums (where it saturates then depends
+on an unpublished order: `_saturated`), U65 dual-core weight streams, and an OFM whose
+elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a U55
+MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
 
 Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
 Vela's sources leave room:
@@ -177,13 +181,25 @@ def _clamp(op: Operation, dtype: np.dtype) -> tuple[int, int]:
     return arith.clamp_range(dtype, lo, hi)
 
 
+TANH, SIGMOID = 3, 4
+
+
 def _activation(state: NpuState, op: Operation, values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The activation function after the clamp: none (RELU = clip only) or a LUT in SHRAM."""
+    """The activation function after the clamp: none (RELU = clip only) or a LUT in SHRAM.
+
+    The built-in TANH and SIGMOID functions are refused: what the U55 computes for them (its
+    approximation and rounding) is in no public source; Vela only says their input is in units
+    of 1/0x3000 (OFM_SCALE set for that). Regor emits them only for TFLite's int16 TANH and
+    LOGISTIC (and LSTM gates); ExecuTorch's TOSA input cannot reach them (TOSA's integer
+    profile has no SIGMOID/TANH: they arrive as TABLE, which becomes a LUT)."""
     function = _val(op, "ACTIVATION", "activation_function", 0)
     if function == 0:
         return values
+    if function in (TANH, SIGMOID):
+        name = "TANH" if function == TANH else "SIGMOID"
+        raise _unsupported(op, f"the {name} activation function (its arithmetic is not public)")
     if not 16 <= function < 24:
-        raise _unsupported(op, f"activation function {function} (TANH/SIGMOID without a LUT)")
+        raise _unsupported(op, f"activation function {function} (undefined)")
     if state.lut_base is None:
         raise ProgramError(
             f"NPU executor: operation {op.index} uses LUT {function - 16} before any DMA into SHRAM"
@@ -412,8 +428,7 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     oh, ow, oc = _ofm_shape(op)
     zp = _ifm_zero_point(op)
     ifm_dtype, _ = _precision(op, "IFM")
-    if _val(op, "ACC_FORMAT", "acc_format", 0) == 2:
-        raise _unsupported(op, "the F16 accumulator")
+    bits = _acc_bits(op)
     if op.value("WEIGHT1_LENGTH", "length", 0):
         raise _unsupported(op, "a second (dual-core) weight stream")
     padded, _ = _padded_ifm(state, op, kernel, zp)
@@ -433,19 +448,53 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     if base + length > region.size:
         raise ProgramError(f"NPU executor: operation {op.index}: weight stream outside its region")
     w = _decoded_weights(region[base : base + length].tobytes(), shape, order)
-    # float64 sums are exact here: |x| < 2^17, |w| < 2^9, far fewer than 2^27 terms
-    acc = np.zeros((oh, ow, oc), dtype=np.float64)
+    if depthwise and ic < oc:
+        raise ProgramError(f"NPU executor: operation {op.index}: depthwise IFM depth {ic}")
+    acc = _conv_sum(x, w, kernel, (oh, ow, oc), depthwise)
+    reach = np.abs(x).max(initial=0) * np.abs(w).sum(axis=(1, 2, 3)).max(initial=0)
+    if reach >= 1 << (bits - 1):  # the accumulator may saturate: split the terms by sign
+        xp, xn, wp, wn = np.maximum(x, 0), np.minimum(x, 0), np.maximum(w, 0), np.minimum(w, 0)
+        dims = (kernel, (oh, ow, oc), depthwise)
+        positive = _conv_sum(xp, wp, *dims) + _conv_sum(xn, wn, *dims)
+        negative = _conv_sum(xp, wn, *dims) + _conv_sum(xn, wp, *dims)
+        acc = _saturated(op, acc, positive, negative, bits)
+    scales = _scale_stream(state, op, oc)
+    _finish(state, op, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
+
+
+def _conv_sum(
+    x: np.ndarray, w: np.ndarray, kernel: Kernel, shape: tuple[int, int, int], depthwise: bool
+) -> np.ndarray:
+    """Sum over the kernel (and IFM depth) of x * w, exact in float64 here: |x| < 2^17,
+    |w| < 2^9, far fewer than 2^27 terms."""
+    oh, ow, oc = shape
+    acc = np.zeros(shape, dtype=np.float64)
     for ky, kx, view in _windows(x, kernel, oh, ow):
         if depthwise:
-            if ic < oc:
-                raise ProgramError(f"NPU executor: operation {op.index}: depthwise IFM depth {ic}")
             acc += view[..., :oc] * w[:, ky, kx, 0]
         else:
             acc += view.astype(np.float64) @ w[:, ky, kx, :].T
-    scales = _scale_stream(state, op, oc)
-    _finish(
-        state, op, acc.astype(np.int64), scales.bias, scales.scale.astype(np.int64), scales.shift
-    )
+    return acc.astype(np.int64)
+
+
+def _acc_bits(op: Operation) -> int:
+    fmt = _val(op, "ACC_FORMAT", "acc_format", 0)
+    if fmt not in arith.ACC_BITS:
+        raise _unsupported(op, "the F16 accumulator" if fmt == 2 else f"ACC_FORMAT {fmt}")
+    return arith.ACC_BITS[fmt]
+
+
+def _saturated(op: Operation, acc, positive, negative, bits: int) -> np.ndarray:
+    """The sum in the saturating accumulator (arith.saturate_accumulator), or a refusal where
+    the hardware's accumulation order would decide."""
+    out, ambiguous = arith.saturate_accumulator(acc, positive, negative, bits)
+    if ambiguous.any():
+        raise _unsupported(
+            op,
+            f"a sum that leaves the {bits}-bit accumulator only through mixed-sign partial "
+            "sums (the hardware's accumulation order decides)",
+        )
+    return out
 
 
 def _pool(state: NpuState, op: Operation) -> None:
@@ -461,15 +510,22 @@ def _pool(state: NpuState, op: Operation) -> None:
         acc = acc - zp
     elif mode in (1, 2):  # AVERAGE, REDUCE_SUM: sums of (x - zp); padding adds nothing
         padded, mask = _padded_ifm(state, op, kernel, zp)
+        if mode == 2 and oc != 1:
+            raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
+        terms, over_depth = padded - zp, mode == 2
+        acc = _pool_sum(terms, kernel, oh, ow, over_depth)
+        bits = _acc_bits(op)
+        count = kernel.height * kernel.width * (terms.shape[2] if over_depth else 1)
+        if np.abs(terms).max(initial=0) * count >= 1 << (bits - 1):
+            positive = _pool_sum(np.maximum(terms, 0), kernel, oh, ow, over_depth)
+            negative = _pool_sum(np.minimum(terms, 0), kernel, oh, ow, over_depth)
+            acc = _saturated(op, acc, positive, negative, bits)
         if mode == 1 and not mask.all():
-            raise _unsupported(op, "a padded AVERAGE pool (the hardware's divisor)")
-        acc = np.zeros((oh, ow, padded.shape[2]), dtype=np.int64)
-        for _, _, view in _windows(padded - zp, kernel, oh, ow):
-            acc += view
-        if mode == 2:  # REDUCE_SUM also sums over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)
-            if oc != 1:
-                raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
-            acc = acc.sum(axis=2, keepdims=True)
+            _hardware_scaled(op)
+            counts = np.zeros((oh, ow, 1), dtype=np.int64)
+            for _, _, view in _windows(mask, kernel, oh, ow):
+                counts += view
+            acc = arith.padded_average(acc, counts)
     else:
         raise _unsupported(op, f"pooling mode {mode}")
     if acc.shape[2] < oc:
@@ -481,6 +537,25 @@ def _pool(state: NpuState, op: Operation) -> None:
     else:
         scale, shift = _global_scale(op)
         _finish(state, op, acc, 0, scale, shift)
+
+
+def _pool_sum(terms: np.ndarray, kernel: Kernel, oh: int, ow: int, over_depth: bool) -> np.ndarray:
+    """Sum over the kernel; REDUCE_SUM also over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)."""
+    acc = np.zeros((oh, ow, terms.shape[2]), dtype=np.int64)
+    for _, _, view in _windows(terms, kernel, oh, ow):
+        acc += view
+    return acc.sum(axis=2, keepdims=True) if over_depth else acc
+
+
+def _hardware_scaled(op: Operation) -> None:
+    """A padded AVERAGE pool divides by its windows' valid element counts itself (arith's
+    notes); Vela leaves OFM_SCALE at 1, shift 0, in GLOBAL mode there. Any other scale would
+    act in a way no public source pins: refused."""
+    per_channel = _val(op, "OFM_PRECISION", "scale_mode", 1) == 0
+    scale = _global_scale(op)
+    if per_channel or scale != (1, 0):
+        what = "per-channel scaling" if per_channel else f"OFM_SCALE {scale[0]} shift {scale[1]}"
+        raise _unsupported(op, f"a padded AVERAGE pool with {what} (Vela leaves it at 1, 0)")
 
 
 ELEMENTWISE = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
@@ -545,29 +620,82 @@ def _ifm2(state: NpuState, op: Operation, shape: tuple[int, int, int]) -> np.nda
     return np.broadcast_to(_read(state, op, "IFM2", extent), shape)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class DmaWalk:
+    """A DMA's bytes as rows: `length` bytes each, `rows` of them per plane, `planes` planes.
+
+    Facts from public code, not checked against Arm's TRM: regor's U65 generator writes
+    2-D/3-D DMAs as LEN = one row, SIZE0 rows and SIZE1 planes, SKIP0 = the gap after a row,
+    SKIP1 = the gap after a plane's rows (row stride LEN + SKIP0, plane stride
+    (LEN + SKIP0) * SIZE0 + SKIP1); Linux's ethosu driver bounds a U55/U65 DMA by that same
+    product, with one set of SKIP registers for both sides and the skips sign-extended from 40
+    bits. A side in mode D1 is contiguous."""
+
+    length: int
+    rows: int
+    planes: int
+    skip0: int
+    skip1: int
+
+    def offsets(self, strided: bool) -> np.ndarray:
+        """Start of every row, relative to the side's address, in transfer order."""
+        row = np.arange(self.rows, dtype=np.int64)
+        plane = np.arange(self.planes, dtype=np.int64)[:, None]
+        if not strided:
+            return ((plane * self.rows + row) * self.length).reshape(-1)
+        row_stride = self.length + self.skip0
+        return (plane * (row_stride * self.rows + self.skip1) + row * row_stride).reshape(-1)
+
+
+def _dma_walk(op: Operation, mode: int) -> DmaWalk:
+    length = _val(op, "DMA0_LEN", "addr")
+    if mode == 0:
+        return DmaWalk(length, 1, 1, 0, 0)
+    rows = _val(op, "DMA0_SIZE0", "size")
+    planes = _val(op, "DMA0_SIZE1", "size") if mode == 2 else 1
+    if rows == 0 or planes == 0:
+        raise ProgramError(f"NPU executor: DMA {op.index}: a {mode + 1}-D DMA of zero rows")
+    skip0 = as_signed(_val(op, "DMA0_SKIP0", "addr"), 40)
+    skip1 = as_signed(_val(op, "DMA0_SKIP1", "addr"), 40) if mode == 2 else 0
+    return DmaWalk(length, rows, planes, skip0, skip1)
+
+
+def _dma_bytes(
+    op: Operation, memory: np.ndarray, address: int, starts: np.ndarray, length: int, side: str
+) -> slice | np.ndarray:
+    """Bytes of every row of one side (a slice for one row), each inside `memory` (else
+    refused)."""
+    first = address + starts
+    if first.min() < 0 or first.max() + length > memory.size:
+        raise ProgramError(f"NPU executor: DMA {op.index}: {side} outside its region")
+    if first.size == 1:
+        return slice(int(first[0]), int(first[0]) + length)
+    return (first[:, None] + np.arange(length, dtype=np.int64)).reshape(-1)
+
+
 def _dma(state: NpuState, op: Operation) -> None:
     src_reg, dst_reg = "DMA0_SRC_REGION", "DMA0_DST_REGION"
-    for reg in (src_reg, dst_reg):
-        if _val(op, reg, "stride_mode", 0) != 0:
-            raise _unsupported(op, f"DMA stride mode {_val(op, reg, 'stride_mode')} ({reg})")
     if _val(op, src_reg, "region_mode", 0) != 0:
         raise _unsupported(op, "a DMA from SHRAM")
+    modes = [_val(op, reg, "stride_mode", 0) for reg in (src_reg, dst_reg)]
+    if 3 in modes:
+        raise _unsupported(op, "DMA stride mode 3")
+    if min(modes) and modes[0] != modes[1]:
+        raise _unsupported(op, f"a DMA strided {modes[0] + 1}-D from and {modes[1] + 1}-D to")
+    walk = _dma_walk(op, max(modes))
     src = state.region(op, _val(op, src_reg, "region"))
-    start = _val(op, "DMA0_SRC", "addr")
-    length = _val(op, "DMA0_LEN", "addr")
     dst_addr = _val(op, "DMA0_DST", "addr")
-    if start + length > src.size:
-        raise ProgramError(f"NPU executor: DMA {op.index}: source outside its region")
-    data = src[start : start + length].copy()
     if _val(op, dst_reg, "region_mode", 0) == 1:  # INTERNAL: into SHRAM (a LUT)
         dst = state.shram
         if state.lut_base is None:  # no CONFIG known: slot 0 is the 2 KB-aligned LUT address
             state.lut_base = dst_addr - dst_addr % INT16_LUT_BYTES
     else:
         dst = state.region(op, _val(op, dst_reg, "region"))
-    if dst_addr + length > dst.size:
-        raise ProgramError(f"NPU executor: DMA {op.index}: destination outside its region")
-    dst[dst_addr : dst_addr + length] = data
+    read = _dma_bytes(
+        op, src, _val(op, "DMA0_SRC", "addr"), walk.offsets(modes[0] > 0), walk.length, "source"
+    )
+    write = _dma_bytes(op, dst, dst_addr, walk.offsets(modes[1] > 0), walk.length, "destination")
+    dst[write] = src[read]  # every byte read before any is written
 
 
 IGNORED = ("DMA_WAIT", "KERNEL_WAIT", "PMU_MASK", "STOP", "IRQ")

@@ -22,7 +22,10 @@ from sdk.targets.host import find_tosa
 from sdk.vnpu.command_stream import CommandStreamExecutor
 from sdk.vnpu.executor import TosaExecutor
 
-SINGLE_OP = ("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "conv_wide", "unary", "order")
+SINGLE_OP = (
+    *("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "avgpool_pad", "conv_wide"),
+    *("unary", "order"),
+)
 MODELS_ALL = (*SINGLE_OP, *TINY, *EXAMPLES)
 # unary INT16: Vela 5.1.0 refuses its transposed convolution (a 48-bit Conv2D output)
 CASES = [(m, q) for m in MODELS_ALL for q in ("int8", "int16") if (m, q) != ("unary", "int16")]
@@ -36,6 +39,7 @@ EXPECTED_OPS = {
     "depthwise": {("DEPTHWISE", "")},
     "sigmoid": {("DMA_START", "")},  # the LUT's DMA into SHRAM
     "avgpool": {("POOL", "AVERAGE")},
+    "avgpool_pad": {("POOL", "AVERAGE")},  # padded: the hardware's divisor
     "conv_act": {("CONV", ""), ("DEPTHWISE", ""), ("DMA_START", "")},
     "pools": {("POOL", "MAX"), ("POOL", "AVERAGE")},
     "eltwise": {("ELEMENTWISE", "ADD"), ("ELEMENTWISE", "MUL"), ("DMA_START", "")},
@@ -140,7 +144,7 @@ def _state(stream) -> NpuState:
         ("add", "NPU_OP_ELEMENTWISE", 12, "elementwise mode 12"),
         ("avgpool", "NPU_OP_POOL", 3, "pooling mode 3"),
         ("avgpool", "NPU_SET_IFM_UPSCALE", 2, "IFM upscale ZEROS outside a convolution"),
-        ("sigmoid", "NPU_SET_DMA0_SRC_REGION", 1 << 9, "DMA stride mode"),
+        ("sigmoid", "NPU_SET_DMA0_SRC_REGION", 3 << 9, "DMA stride mode 3"),
         ("conv", "NPU_SET_ACC_FORMAT", 2, "F16 accumulator"),
     ],
 )
