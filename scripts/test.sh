@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 .venv/bin/ruff check sdk tests bench examples
 .venv/bin/ruff format --check sdk tests bench examples
-# Two workers (this is a 2-core machine): the kernel and NPU-model tests beside everything
-# else (tests/conftest.py, FIRST_WORKER); `-n 0` runs in one process.
-exec .venv/bin/pytest -n 2 --dist loadgroup "$@"
+# Two workers (this is a 2-core machine), sharing the suite by test file (tests/conftest.py,
+# scope_of); `-n 0` runs in one process, with the same test ids.
+exec .venv/bin/pytest -n 2 "$@"

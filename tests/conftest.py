@@ -22,35 +22,6 @@ for _name in ("torchao", "torch.utils._pytree"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
 
-def _memoize_cia_op_collection() -> None:
-    """torch 2.13's run_decompositions (every to_edge, several per export) asks for the set of
-    CompositeImplicitAutograd operators three times, and each time walks every operator the
-    dispatcher has: about half the time of a one-op test export. The set changes only when
-    operators are registered, so it is computed again only when the dispatcher's operator
-    count or the namespaces change."""
-    import torch
-    import torch._export.utils as export_utils
-    import torch.export.decomp_utils as decomp_utils
-    import torch.export.exported_program as exported_program
-
-    collect = export_utils._collect_all_valid_cia_ops
-    memo: dict[tuple, frozenset] = {}
-
-    def collect_memoized() -> set:
-        key = (len(torch._C._dispatch_get_all_op_names()), tuple(sorted(torch.ops._dir)))
-        if key not in memo:
-            memo.clear()
-            memo[key] = frozenset(collect())
-        return set(memo[key])
-
-    for module in (exported_program, decomp_utils):
-        assert module._collect_all_valid_cia_ops is collect, "torch changed: drop this memo"
-        module._collect_all_valid_cia_ops = collect_memoized
-
-
-_memoize_cia_op_collection()
-
-
 @dataclass
 class ExportCase:
     model: str
@@ -60,27 +31,38 @@ class ExportCase:
     result: object  # sdk.export.pipeline.ExportResult
 
 
-# The test folders of the first worker under `pytest -n 2 --dist loadgroup` (scripts/test.sh):
-# the kernel tests (a thousand one-op exports of their own) and the NPU model's (its own tiny
-# models; it exports the two examples again), about half of the suite's time.
-FIRST_WORKER = ("kernels", "npu")
+# How `pytest -n 2` (scripts/test.sh) shares the suite between its workers: by scope, a test
+# file, so a file's module and session fixtures are made on one worker; a worker takes the
+# next scope when it runs dry. The files here share the examples' session exports (export_case
+# of examples/*.py, seconds to a minute each) and form one scope, so they are made once. The
+# host and firmware builds are shared on disk (serialised by a lock, made once).
+SHARED_EXAMPLE_EXPORTS = (
+    "tests/export/test_int_boundary_regression.py",
+    "tests/export/test_vela_workarounds.py",
+    "tests/firmware/test_cpu_tail.py",
+    "tests/program/",
+    "tests/targets/",
+    "tests/vnpu/",
+)
 
 
-def pytest_collection_modifyitems(config, items) -> None:
-    """Two xdist groups, each on one worker, so each group's session fixtures (exports,
-    firmware builds) are made once: FIRST_WORKER's folders and everything else.
+def scope_of(nodeid: str) -> str:
+    """The xdist scope of a test: its file, or "examples" for SHARED_EXAMPLE_EXPORTS."""
+    path = nodeid.split("::", 1)[0]
+    return "examples" if path.startswith(SHARED_EXAMPLE_EXPORTS) else path
 
-    pytest-xdist 3.8 groups by a `@group` suffix on the node id, which it sets as
-    `item._nodeid`; pytest 9.2 keeps the id in `item._id`, so the suffix is set here."""
-    if not config.getoption("loadgroup", False):  # no such option without xdist
-        return
-    from _pytest.nodeid import coerce_node_id
 
-    for item in items:
-        mine = any(item.path.is_relative_to(REPO / "tests" / name) for name in FIRST_WORKER)
-        group = "+".join(FIRST_WORKER) if mine else "rest"
-        item._id = coerce_node_id(f"{item.nodeid}@{group}")
-        assert item.nodeid.endswith(f"@{group}"), "pytest changed how it keeps node ids"
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's load-scope scheduling with scope_of as its scope: node ids stay what
+    `-n 0` gives (no `@group` suffix), and a worker takes the next scope when it runs dry."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return ScopeScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,36 @@ from executorch.runtime import Runtime
 
 from sdk.program.pte import load_program, operator_name
 
+
+def _memoize_cia_op_collection() -> None:
+    """torch 2.13's run_decompositions (every to_edge) asks for the set of CompositeImplicit-
+    Autograd operators three times, and each time walks every operator the dispatcher has:
+    half the time of a one-op export, a thousand times in the kernel tests. No public API
+    avoids the walk, so it is memoised here, for the kernel tests' exports alone; the set is
+    computed again when the dispatcher's operator count or namespaces change. torch is pinned
+    (requirements.lock) and the assert below fails loudly if its internals move."""
+    import torch._export.utils as export_utils
+    import torch.export.decomp_utils as decomp_utils
+    import torch.export.exported_program as exported_program
+
+    collect = export_utils._collect_all_valid_cia_ops
+    memo: dict[tuple, frozenset] = {}
+
+    def collect_memoized() -> set:
+        key = (len(torch._C._dispatch_get_all_op_names()), tuple(sorted(torch.ops._dir)))
+        if key not in memo:
+            memo.clear()
+            memo[key] = frozenset(collect())
+        return set(memo[key])
+
+    for module in (exported_program, decomp_utils):
+        assert module._collect_all_valid_cia_ops is collect, "torch changed: drop this memo"
+        module._collect_all_valid_cia_ops = collect_memoized
+
+
+_memoize_cia_op_collection()
+
+
 # Copies export adds around the ops under test (layout changes, Python-scalar casts).
 GLUE_OPS = {"dim_order_ops::_clone_dim_order.out", "dim_order_ops::_to_dim_order_copy.out"}
 
