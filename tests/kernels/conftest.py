@@ -23,6 +23,20 @@ BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """The kernel sweeps' cases beyond each test function's first are `slow`: the edit-test
+    loop (`-m "not slow"`) runs every kernel test once, the default command every case."""
+    here = Path(__file__).parent
+    seen: set[tuple[Path, str]] = set()
+    for item in items:
+        if not item.path.is_relative_to(here) or not hasattr(item, "originalname"):
+            continue
+        function = (item.path, item.originalname)
+        if function in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(function)
+
+
 @pytest.fixture(scope="session")
 def check(host_run) -> Callable[..., list[np.ndarray]]:
     """check(fn, *inputs, ops=..., rtol=..., scales=..., expected=None) -> outputs: exports

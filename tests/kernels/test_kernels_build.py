@@ -21,6 +21,8 @@ from sdk.firmware.build import build_firmware
 from sdk.kernelgen import program_kernel_uses
 from sdk.program.pte import load_program
 
+pytestmark = pytest.mark.slow  # firmware builds and QEMU runs
+
 BOARD = "corstone300"
 # An MVE instruction: one naming a Q register (the FPU's scalar code names S/D registers only).
 MVE = re.compile(r"\bq[0-7]\b")

@@ -16,6 +16,8 @@ import pytest
 import torch
 from kprogram import EditedProgram
 
+pytestmark = pytest.mark.slow  # firmware builds and QEMU runs
+
 qd = torch.ops.quantized_decomposed
 F = torch.nn.functional
 GEN = torch.Generator().manual_seed(1234)
