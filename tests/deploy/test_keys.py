@@ -56,6 +56,25 @@ def test_program_key_follows_the_model_its_folder_and_the_config(tmp_path, monke
     assert program_key(folder) != layers
 
 
+def test_program_key_follows_the_quantizer_settings(tmp_path):
+    from sdk.export.quant_options import QuantOptions
+
+    folder = model_dir(tmp_path)
+    base = program_key(folder)
+    assert program_key(folder, quantization=QuantOptions().to_json()) == base  # the defaults
+    changed = [
+        QuantOptions(weights="per-tensor"),
+        QuantOptions(io="symmetric"),
+        QuantOptions(modules={"fc": "none"}),
+        QuantOptions(modules={"fc": "int16"}),
+        QuantOptions(modules={"Linear": "none"}),
+        QuantOptions(modules={"fc": "none", "conv": "int16"}),
+        QuantOptions(modules={"conv": "int16", "fc": "none"}),  # order is precedence
+    ]
+    keys_ = {program_key(folder, quantization=o.to_json()) for o in changed}
+    assert len(keys_) == len(changed) and base not in keys_
+
+
 def test_program_key_follows_package_versions(tmp_path, monkeypatch):
     folder = model_dir(tmp_path)
     base = program_key(folder)
