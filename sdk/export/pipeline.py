@@ -63,8 +63,12 @@ class QuantizedModel:
     # outputs are concatenations (sdk.numerics.concat_collapses), without exporting again.
     fp32_exported: torch.export.ExportedProgram | None = None
     options: QuantOptions = field(default_factory=QuantOptions)
-    # the report's `quantization`: the options, each module setting with what it matched
-    quantization: dict = field(default_factory=dict)
+    module_matches: list[dict] = field(default_factory=list)  # QuantOptions.apply's
+
+    @property
+    def quantization(self) -> dict:
+        """The report's `quantization`: the settings, each module one with what it matched."""
+        return self.options.to_json() | {"modules": self.module_matches}
 
 
 @dataclass
@@ -149,10 +153,9 @@ def quantize(
         raise
     except Exception as exc:
         raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
-    quantization = options.to_json() | {"modules": matched}
     return QuantizedModel(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
-        quantization,
+        matched,
     )  # fmt: skip
 
 
