@@ -12,6 +12,7 @@ import torch
 
 from sdk.cli.main import main
 from sdk.errors import UsageError
+from sdk.export.npu import QuantMode
 from sdk.export.quant_options import QuantOptions, resolve_module
 
 MODEL = str(Path(__file__).parent / "models" / "conv_linear.py")
@@ -107,3 +108,26 @@ def test_a_module_name_or_type_the_model_lacks_is_refused():
     assert resolve_module(net, "torch.nn.ReLU") == ("type", torch.nn.ReLU)
     with pytest.raises(UsageError, match=r"no such submodule or submodule type.*Conv2d"):
         resolve_module(net, "Linear")
+
+
+def test_the_settings_reach_the_quantizers_setters():
+    """--io-quant symmetric is ExecuTorch's set_io with the global config; module settings follow
+    it (later is stronger) with the weight granularity of --weights."""
+    calls: list[tuple] = []
+
+    class Recorder:
+        def __getattr__(self, name: str):
+            return lambda *args: calls.append((name, *args))
+
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 1, 1), torch.nn.Linear(1, 1))
+    options = QuantOptions(
+        weights="per-tensor", io="symmetric", modules={"0": "int16", "Linear": "none"}
+    )
+    options.apply(Recorder(), QuantMode.INT8, net)
+    (_, global_config), (_, io_config), (_, name, conv_config), (_, tp, linear_config) = calls
+    assert [c[0] for c in calls] == ["set_global", "set_io", "set_module_name", "set_module_type"]
+    assert io_config is global_config and (name, tp, linear_config) == ("0", torch.nn.Linear, None)
+    assert global_config.weight.qscheme == conv_config.weight.qscheme == torch.per_tensor_symmetric
+    assert global_config.input_activation.dtype == torch.int8
+    assert conv_config.input_activation.dtype == torch.int16
+    assert QuantOptions().config("int8").weight.qscheme == torch.per_channel_symmetric
