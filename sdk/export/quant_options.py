@@ -30,11 +30,7 @@ class Option:
     flag: str
     values: tuple[str, ...]
     help: str
-    repeatable: bool = False
-
-    @property
-    def default(self) -> str | None:
-        return None if self.repeatable else self.values[0]
+    repeatable: bool = False  # given once per module; values are each one's modes
 
 
 WEIGHTS = Option(
