@@ -67,22 +67,26 @@ def pytest_xdist_make_scheduler(config, log):
 
 @pytest.fixture(scope="session")
 def quantized_model():
-    """quantized_model(model, quant) -> sdk.export.pipeline.QuantizedModel, once per session.
+    """quantized_model(model, quant, options=None) -> sdk.export.pipeline.QuantizedModel, once
+    per session.
 
     `model` names an example (examples/<model>.py) or is a model file's path (`file.py` or
-    `file.py:Name`, as `sdk.export.model_loader` takes it)."""
+    `file.py:Name`, as `sdk.export.model_loader` takes it); `options` a QuantOptions."""
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import quantize
 
-    cache: dict[tuple[str, str], object] = {}
+    cache: dict[tuple[str, str, str], object] = {}
 
-    def get(model: str, quant: str) -> object:
-        if (model, quant) not in cache:
+    def get(model: str, quant: str, options=None) -> object:
+        key = (model, quant, repr(options and options.to_json()))
+        if key not in cache:
             file = model.split(":")[0]
             spec = model if file.endswith(".py") else str(EXAMPLES / f"{model}.py")
-            cache[(model, quant)] = quantize(load_model(spec), NpuConfig.U55_128, QuantMode(quant))
-        return cache[(model, quant)]
+            cache[key] = quantize(
+                load_model(spec), NpuConfig.U55_128, QuantMode(quant), options=options
+            )
+        return cache[key]
 
     return get
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sdk.cli.quant_args import add_quant_arguments, quant_options
 from sdk.compare import DEFAULT_RTOL
 from sdk.link.session import DEFAULT_BAUD
 
@@ -34,6 +35,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--npu", help="NPU configuration (default: the board's)")
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
+    add_quant_arguments(p)
     p.add_argument(
         "--cpu-op", action="append", default=[], metavar="OP",
         help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
@@ -122,4 +124,5 @@ def _deploy(args: argparse.Namespace, steps):
         steps=steps,
         rtol=args.rtol,
         npu_executor=args.npu_executor,
+        quant_options=quant_options(args),
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sdk.cli.quant_args import add_quant_arguments, quant_options
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -22,6 +24,7 @@ def add_parser(subparsers) -> None:
     # `--target` is where a program runs (sdk run, sdk deploy); said so rather than guessed.
     p.add_argument("--target", help=argparse.SUPPRESS)
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
+    add_quant_arguments(p)
     p.add_argument(
         "--cpu-op",
         action="append",
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
             f"--target {args.target}: the NPU configuration is --npu (e.g. --npu "
             f"{args.target}); --target names where a program runs (sdk run, sdk deploy)"
         )
+    options = quant_options(args)
     result = export_model(
         args.model,
         args.outdir,
@@ -62,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         calibration=args.calibration,
         vela_args=args.vela_arg,
         fix_boundaries=not args.stock_partitioner,
+        quant_options=options,
     )
     report = result.report
     audit = report["boundary_audit"]

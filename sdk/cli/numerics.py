@@ -7,6 +7,8 @@ import json
 import tempfile
 from pathlib import Path
 
+from sdk.cli.quant_args import add_quant_arguments, quant_options
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -21,6 +23,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("model", help="FILE.py or FILE.py:Name")
     p.add_argument("--npu", default="ethos-u55-128", help="NPU configuration")
     p.add_argument("--quant", default="int8", help="int8 (default) or int16")
+    add_quant_arguments(p)
     p.add_argument("--cpu-op", action="append", default=[], metavar="OP", help="repeatable")
     p.add_argument("--inputs", type=Path, help=".npz of inputs (default: the example inputs)")
     p.add_argument("-o", "--outdir", type=Path, help="keep the export here (default: temporary)")
@@ -36,9 +39,10 @@ def run(args: argparse.Namespace) -> int:
     from sdk.numerics import analyse
 
     npu, quant = NpuConfig.parse(args.npu), QuantMode.parse(args.quant)
+    options = quant_options(args)
     loaded = load_model(args.model)
     inputs = read_arrays(args.inputs) if args.inputs else [t.numpy() for t in loaded.example_inputs]
-    quantized = quantize(loaded, npu, quant)
+    quantized = quantize(loaded, npu, quant, options=options)
     with tempfile.TemporaryDirectory(prefix="sdk-numerics-") as tmp:
         outdir = args.outdir or Path(tmp) / "export"
         result = lower(quantized, outdir, cpu_ops=args.cpu_op)

@@ -159,7 +159,11 @@ def program_key_parts(
     npu: str,
     quant: str,
     cpu_ops: list[str],
+    quantization: dict | None = None,
 ) -> dict:
+    """`quantization`: QuantOptions.to_json() (None: the defaults)."""
+    from sdk.export.quant_options import QuantOptions
+
     _, name = parse_model_spec(model)
     return {
         "model": {"file": parse_model_spec(model)[0].name, "name": name},
@@ -170,6 +174,7 @@ def program_key_parts(
         "npu": npu,
         "quant": quant,
         "cpu_ops": sorted(cpu_ops),
+        "quantization": quantization or QuantOptions().to_json(),
         "packages": package_versions(),
         "sdk_export_code": sdk_code_hash(PROGRAM_WRITER),
     }

@@ -34,6 +34,7 @@ from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
 from sdk.export.model_loader import parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
+from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.link.session import DEFAULT_BAUD
 from sdk.npz import read_arrays, write_arrays
@@ -98,7 +99,7 @@ def _as_tuple(outputs) -> tuple:
 
 def export_into(
     folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
-    cpu_ops: list[str], failure_logs: Path | None = None,
+    cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
 ) -> None:  # fmt: skip
     """A program entry: the export, the inputs, and both PyTorch models' outputs on them.
     A failed lowering's Vela log goes into `failure_logs` (the entry is removed on failure)."""
@@ -118,7 +119,7 @@ def export_into(
         tensors = tuple(torch.from_numpy(a) for a in arrays)
     else:
         tensors = example
-    quantized = quantize(loaded, npu, quant)
+    quantized = quantize(loaded, npu, quant, options=options)
     lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs)
     write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
     with torch.no_grad():
@@ -159,6 +160,7 @@ def deploy(
     steps: Steps | None = None,
     rtol: float = DEFAULT_RTOL,
     npu_executor: str = DEFAULT_NPU_EXECUTOR,
+    quant_options: QuantOptions | None = None,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
     SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
@@ -178,6 +180,7 @@ def deploy(
     spec = board if isinstance(board, Board) else load_board(board)
     npu_config = NpuConfig.parse(spec.npu_config(npu))
     quant_mode = QuantMode.parse(quant)
+    quant_options = quant_options or QuantOptions()
     model_path, _ = parse_model_spec(model)
     if not model_path.is_file():
         raise ModelLoadError(f"{model_path}: model file not found")
@@ -201,9 +204,11 @@ def deploy(
         )
 
     with steps.step("export", "export + quantize + Vela") as step:
-        parts = program_key_parts(model, inputs, npu_config.value, quant_mode.value, cpu_ops)
+        parts = program_key_parts(
+            model, inputs, npu_config.value, quant_mode.value, cpu_ops, quant_options.to_json()
+        )
         fill = lambda folder: export_into(  # noqa: E731
-            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir
+            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir, quant_options
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
@@ -274,6 +279,7 @@ def deploy(
         target_why=target_why,
         npu=npu_config.value,
         quant=quant_mode.value,
+        quantization=export_report.get("quantization", quant_options.to_json()),
         passed=failure is None and bool(checks) and all(c.ok for c in checks),
         failure=failure,
         steps=steps.records,

@@ -123,6 +123,7 @@ class DeployReport:
     target_why: str
     npu: str
     quant: str
+    quantization: dict  # the export report's: sdk.export.quant_options settings, as matched
     passed: bool
     failure: str | None
     steps: list[StepRecord]
@@ -143,6 +144,7 @@ class DeployReport:
                 "target": {"name": self.target, "why": self.target_why},
                 "npu": self.npu,
                 "quant": self.quant,
+                "quantization": self.quantization,
                 "passed": self.passed,
                 "failure": self.failure,
                 "steps": [s.to_json() for s in self.steps],

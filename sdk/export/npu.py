@@ -42,15 +42,16 @@ class QuantMode(str, Enum):
         except ValueError:
             raise UsageError(f"unknown quantization {text!r}; use int8 or int16") from None
 
-    def quantization_config(self):
+    def quantization_config(self, per_channel: bool = True):
+        """ExecuTorch's config for the mode; `per_channel=False`: one weight scale per tensor."""
         from executorch.backends.arm.quantizer import (
             get_symmetric_a16w8_quantization_config,
             get_symmetric_quantization_config,
         )
 
         if self is QuantMode.INT16:
-            return get_symmetric_a16w8_quantization_config()
-        return get_symmetric_quantization_config()
+            return get_symmetric_a16w8_quantization_config(is_per_channel=per_channel)
+        return get_symmetric_quantization_config(is_per_channel=per_channel)
 
 
 def compile_spec(npu: NpuConfig, vela_args: list[str] | None = None):

@@ -32,6 +32,7 @@ from sdk.export.lowering_error import lowering_error, one_line, remove_stale_log
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
 from sdk.export.partitioner import NpuPartitioner
+from sdk.export.quant_options import QuantOptions
 from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
@@ -61,6 +62,13 @@ class QuantizedModel:
     # The fp32 model as torch.export saw it (before quantization): its graph says which
     # outputs are concatenations (sdk.numerics.concat_collapses), without exporting again.
     fp32_exported: torch.export.ExportedProgram | None = None
+    options: QuantOptions = field(default_factory=QuantOptions)
+    module_matches: list[dict] = field(default_factory=list)  # QuantOptions.apply's
+
+    @property
+    def quantization(self) -> dict:
+        """The report's `quantization`: the settings, each module one with what it matched."""
+        return self.options.to_json() | {"modules": self.module_matches}
 
 
 @dataclass
@@ -119,19 +127,22 @@ def quantize(
     quant: QuantMode,
     calibration: list[tuple[torch.Tensor, ...]] | None = None,
     vela_args: list[str] | None = None,
+    options: QuantOptions | None = None,
 ) -> QuantizedModel:
-    """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8)."""
+    """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8), with
+    `options`' weight, I/O and per-module settings (sdk.export.quant_options)."""
     from executorch.backends.arm.quantizer import EthosUQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     spec = compile_spec(npu, vela_args)
+    options = options or QuantOptions()
     samples = calibration or loaded.calibration or [loaded.example_inputs]
     try:
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
         decompose_addmm(graph)
         quantizer = EthosUQuantizer(spec)
-        quantizer.set_global(quant.quantization_config())
+        matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)
         with torch.no_grad():
             for sample in samples:
@@ -143,8 +154,9 @@ def quantize(
     except Exception as exc:
         raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
     return QuantizedModel(
-        loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported
-    )
+        loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
+        matched,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -393,13 +405,15 @@ def export_model(
     vela_args: list[str] | None = None,
     fix_boundaries: bool = True,
     tosa_passes: bool = True,
+    quant_options: QuantOptions | None = None,
 ) -> ExportResult:
-    """Load MODEL (file.py[:Name]), quantize, lower and write OUTDIR."""
+    """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
+    and write OUTDIR."""
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
     quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
-    quantized = quantize(loaded, npu, quant, samples, vela_args)
+    quantized = quantize(loaded, npu, quant, samples, vela_args, quant_options)
     return lower(
         quantized,
         outdir,

@@ -151,6 +151,7 @@ def build_report(
         },
         "npu": quantized.npu.value,
         "quant": quantized.quant.value,
+        "quantization": quantized.quantization,
         "partitioner": "int-boundary" if partitioner.fix_boundaries else "stock",
         "cpu_ops_forced": list(cpu_ops),
         "vela_args": list(quantized.vela_args),

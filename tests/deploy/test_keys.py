@@ -56,6 +56,25 @@ def test_program_key_follows_the_model_its_folder_and_the_config(tmp_path, monke
     assert program_key(folder) != layers
 
 
+def test_program_key_follows_the_quantizer_settings(tmp_path):
+    from sdk.export.quant_options import QuantOptions
+
+    folder = model_dir(tmp_path)
+    base = program_key(folder)
+    assert program_key(folder, quantization=QuantOptions().to_json()) == base  # the defaults
+    changed = [
+        QuantOptions(weights="per-tensor"),
+        QuantOptions(io="symmetric"),
+        QuantOptions(modules={"fc": "none"}),
+        QuantOptions(modules={"fc": "int16"}),
+        QuantOptions(modules={"Linear": "none"}),
+        QuantOptions(modules={"fc": "none", "conv": "int16"}),
+        QuantOptions(modules={"conv": "int16", "fc": "none"}),  # order is precedence
+    ]
+    keys_ = {program_key(folder, quantization=o.to_json()) for o in changed}
+    assert len(keys_) == len(changed) and base not in keys_
+
+
 def test_program_key_follows_package_versions(tmp_path, monkeypatch):
     folder = model_dir(tmp_path)
     base = program_key(folder)
@@ -130,3 +149,33 @@ def test_reference_and_firmware_code_follow_their_writers_imports(tmp_path, monk
 def test_a_writer_that_is_not_there_is_an_error():
     with pytest.raises(LookupError, match="no_such_fill"):
         keys.sdk_code_hash("sdk.deploy.pipeline:no_such_fill")
+
+
+def test_deploy_keys_and_exports_the_program_with_its_quantizer_settings(tmp_path, monkeypatch):
+    """Both halves of a cached program see the settings: the key it is found by and the export
+    that fills it (stubbed: nothing is exported)."""
+    from sdk.cache import Cache
+    from sdk.deploy import pipeline
+    from sdk.export.quant_options import QuantOptions
+
+    class Stop(Exception):
+        pass
+
+    seen: dict = {}
+
+    def export_into(*args) -> None:
+        seen["options"] = args[-1]
+
+    def cached(cache, kind, parts, fill, scratch):
+        seen["key"] = parts["quantization"]
+        fill(tmp_path)
+        raise Stop
+
+    monkeypatch.setattr(pipeline, "export_into", export_into)
+    monkeypatch.setattr(pipeline, "cached", cached)
+    options = QuantOptions(weights="per-tensor", modules={"fc": "none"})
+    with pytest.raises(Stop):
+        pipeline.deploy(str(model_dir(tmp_path) / "net.py"), target="qemu",
+                        outdir=tmp_path / "out", cache=Cache(enabled=False),
+                        quant_options=options)  # fmt: skip
+    assert seen == {"key": options.to_json(), "options": options}
