@@ -92,37 +92,43 @@ rt::Error scalar_form(const char* op, rt::Value* const* args, size_t nargs) {
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_and_Tensor_out)
 rt::Error aten_bitwise_and_Tensor_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return tensor_form<KERNEL_DTYPES(aten_bitwise_and_Tensor_out), Bits::And>("aten::bitwise_and.Tensor_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_and_Tensor_out);
+  return tensor_form<kSelected, Bits::And>("aten::bitwise_and.Tensor_out", args, nargs);
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_and_Scalar_out)
 rt::Error aten_bitwise_and_Scalar_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return scalar_form<KERNEL_DTYPES(aten_bitwise_and_Scalar_out), Bits::And>("aten::bitwise_and.Scalar_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_and_Scalar_out);
+  return scalar_form<kSelected, Bits::And>("aten::bitwise_and.Scalar_out", args, nargs);
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_or_Tensor_out)
 rt::Error aten_bitwise_or_Tensor_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return tensor_form<KERNEL_DTYPES(aten_bitwise_or_Tensor_out), Bits::Or>("aten::bitwise_or.Tensor_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_or_Tensor_out);
+  return tensor_form<kSelected, Bits::Or>("aten::bitwise_or.Tensor_out", args, nargs);
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_or_Scalar_out)
 rt::Error aten_bitwise_or_Scalar_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return scalar_form<KERNEL_DTYPES(aten_bitwise_or_Scalar_out), Bits::Or>("aten::bitwise_or.Scalar_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_or_Scalar_out);
+  return scalar_form<kSelected, Bits::Or>("aten::bitwise_or.Scalar_out", args, nargs);
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_xor_Tensor_out)
 rt::Error aten_bitwise_xor_Tensor_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return tensor_form<KERNEL_DTYPES(aten_bitwise_xor_Tensor_out), Bits::Xor>("aten::bitwise_xor.Tensor_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_xor_Tensor_out);
+  return tensor_form<kSelected, Bits::Xor>("aten::bitwise_xor.Tensor_out", args, nargs);
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_bitwise_xor_Scalar_out)
 rt::Error aten_bitwise_xor_Scalar_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return scalar_form<KERNEL_DTYPES(aten_bitwise_xor_Scalar_out), Bits::Xor>("aten::bitwise_xor.Scalar_out", args, nargs);
+  constexpr uint32_t kSelected = KERNEL_DTYPES(aten_bitwise_xor_Scalar_out);
+  return scalar_form<kSelected, Bits::Xor>("aten::bitwise_xor.Scalar_out", args, nargs);
 }
 #endif
 

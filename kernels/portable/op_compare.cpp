@@ -20,24 +20,44 @@ enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge };
 
 template <typename C, Cmp kOp>
 struct Compare : ScalarRun<C, Compare<C, kOp>> {
-  C operator()(C x, C y) const {
-    bool r;
+  static bool test(C x, C y) {
     if constexpr (kOp == Cmp::Eq) {
-      r = x == y;
+      return x == y;
     } else if constexpr (kOp == Cmp::Ne) {
-      r = x != y;
+      return x != y;
     } else if constexpr (kOp == Cmp::Lt) {
-      r = x < y;
+      return x < y;
     } else if constexpr (kOp == Cmp::Le) {
-      r = x <= y;
+      return x <= y;
     } else if constexpr (kOp == Cmp::Gt) {
-      r = x > y;
+      return x > y;
     } else {
-      r = x >= y;
+      return x >= y;
     }
-    return static_cast<C>(r);
   }
+  C operator()(C x, C y) const { return static_cast<C>(test(x, y)); }
 };
+
+// apply_binary, with the common case on the data: self and other of the compute dtype and a
+// Bool out (export's), no conversions.
+template <typename C, uint32_t kSelected, Cmp kOp>
+rt::Error run_compare(const char* op, const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& out,
+                      const StridedLoop<3>& loop) {
+  constexpr ScalarType kC = dtype_of<C>();
+  if (!std::is_same_v<C, bool> && in_mask(kSelected, ScalarType::Bool) && a.dtype == kC && b.dtype == kC &&
+      out.dtype == ScalarType::Bool) {
+    uint8_t* o = out.data_as<uint8_t>();
+    const C* x = a.data_as<C>();
+    const C* y = b.data_as<C>();
+    loop.run([&](const size_t* off, size_t n, const size_t* step) {
+      for (size_t i = 0; i < n; ++i) {
+        o[off[0] + i * step[0]] = Compare<C, kOp>::test(x[off[1] + i * step[1]], y[off[2] + i * step[2]]) ? 1 : 0;
+      }
+    });
+    return rt::Error::Ok;
+  }
+  return apply_binary<C, kSelected>(op, a, b, out, loop, Compare<C, kOp>{});
+}
 
 // (self, other: Tensor, out, return)
 template <uint32_t kSelected, Cmp kOp>
@@ -56,10 +76,10 @@ rt::Error tensor_form(const char* op, rt::Value* const* args, size_t nargs) {
   if (is_floating(common) && self->dtype != other->dtype) common = ScalarType::Float;
   StridedLoop<3> loop;
   RT_TRY(binary_loop(op, *self, *other, *out, loop));
-  return dispatch<kRealBoolDtypes, with_promoted_dtypes(kSelected)>(op, "the computation", compute_type(common),
-                                                                    [&](auto tag) {
+  const ScalarType compute = compute_type(common);
+  return dispatch<kRealBoolDtypes, with_promoted_dtypes(kSelected)>(op, "the computation", compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
-    return apply_binary<C, kSelected>(op, *self, *other, *out, loop, Compare<C, kOp>{});
+    return run_compare<C, kSelected, kOp>(op, *self, *other, *out, loop);
   });
 }
 
@@ -80,7 +100,7 @@ rt::Error scalar_form(const char* op, rt::Value* const* args, size_t nargs) {
     const ScalarTensor<C> b(scalar_cast<C>(other));
     StridedLoop<3> loop;
     RT_TRY(binary_loop(op, *self, b.t, *out, loop));
-    return apply_binary<C, kSelected>(op, *self, b.t, *out, loop, Compare<C, kOp>{});
+    return run_compare<C, kSelected, kOp>(op, *self, b.t, *out, loop);
   });
 }
 
