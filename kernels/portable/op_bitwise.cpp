@@ -48,11 +48,12 @@ rt::Error apply(const char* op, const rt::Tensor& self, const rt::Tensor& other,
                 ScalarType compute, const Scalar* scalar) {
   return dispatch<kIntBoolDtypes, with_promoted_dtypes(kSelected)>(op, "the computation", compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
+    // (of a dtype the build may not have selected)
     const ScalarTensor<C> b(scalar != nullptr ? scalar_cast<C>(*scalar) : C(0));
     const rt::Tensor& rhs = scalar != nullptr ? b.t : other;
     StridedLoop<3> loop;
     RT_TRY(binary_loop(op, self, rhs, out, loop));
-    return apply_binary<C, kSelected>(op, self, rhs, out, loop, Bitwise<C, kOp>{});
+    return apply_binary<C, kSelected | bit(dtype_of<C>())>(op, self, rhs, out, loop, Bitwise<C, kOp>{});
   });
 }
 

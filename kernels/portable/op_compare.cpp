@@ -97,10 +97,10 @@ rt::Error scalar_form(const char* op, rt::Value* const* args, size_t nargs) {
   const ScalarType compute = compute_type(promote_with_scalar(self->dtype, other));
   return dispatch<kRealBoolDtypes, with_promoted_dtypes(kSelected)>(op, "the computation", compute, [&](auto tag) {
     using C = typename decltype(tag)::type;
-    const ScalarTensor<C> b(scalar_cast<C>(other));
+    const ScalarTensor<C> b(scalar_cast<C>(other));  // of a dtype the build may not have selected
     StridedLoop<3> loop;
     RT_TRY(binary_loop(op, *self, b.t, *out, loop));
-    return run_compare<C, kSelected, kOp>(op, *self, b.t, *out, loop);
+    return run_compare<C, kSelected | bit(dtype_of<C>()), kOp>(op, *self, b.t, *out, loop);
   });
 }
 
