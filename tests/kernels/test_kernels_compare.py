@@ -2,7 +2,7 @@
 and Scalar forms: dtype promotion, mixed floating dtypes compared in Float, broadcasting, NaN,
 infinities and signed zeros), logical_and/or/xor/not (any dtype taken as Bool), bitwise
 and/or/xor (Tensor and Scalar forms) and bitwise_not on integers and Bool, full and full_like;
-the mask models they serve (torch.where(x > 0, ...)); out dtypes export does not emit;
+sign; the mask models they serve (torch.where(x > 0, ...)); out dtypes export does not emit;
 malformed calls."""
 
 from __future__ import annotations
@@ -103,6 +103,14 @@ def test_compare_scalar_nan(check) -> None:
     x = data((12,), torch.float32)
     eq, ne, *others = check(lambda t: comparisons(t, np.nan), x, ops=CMP_SCALAR)
     assert ne.all() and not eq.any() and not any(o.any() for o in others)
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.int8, torch.int64, torch.bool]
+)
+def test_sign(check, dtype) -> None:
+    """-1, 0 or 1 in self's dtype; NaN stays NaN."""
+    check(torch.sign, data((3, 12), dtype, 4), ops=["aten::sign.out"])
 
 
 def logicals(x, y):
