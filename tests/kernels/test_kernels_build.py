@@ -166,3 +166,22 @@ def test_selective_build_leaves_out_what_the_program_does_not_use(
                           ("aten_sub_out", False), ("aten_add_out", True)]:  # fmt: skip
         assert any(name in s for s in full), name
         assert any(name in s for s in small) == present, name
+
+
+@pytest.mark.slow
+def test_selective_build_compiles_the_promoted_compute_dtypes(tmp_path, qemu_run) -> None:
+    """A comparison computes in a dtype none of its tensors has: Char > 0.5 in Float, Bool == 1
+    in Long. The firmware built for the program compiles those computations."""
+    x = torch.tensor([-3, 0, 1, 2, 127], dtype=torch.int8)
+    y = torch.tensor([True, False, True, False, True])
+    pte = oracle.export(lambda a, b: (a > 0.5, b == 1), (x, y))
+    assert program_kernel_uses(load_program(pte)) == {
+        "aten::gt.Scalar_out": {"Char", "Bool"},
+        "aten::eq.Scalar_out": {"Bool"},
+    }
+    path = tmp_path / "program.pte"
+    path.write_bytes(pte)
+    elf = build_firmware(BOARD, path, tmp_path / "fw.elf")
+    outputs = qemu_run(elf, pte, [x.numpy(), y.numpy()]).outputs
+    for out, expected in zip(outputs, oracle.run(pte, (x, y)), strict=True):
+        np.testing.assert_array_equal(out, expected.numpy())

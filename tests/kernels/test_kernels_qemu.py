@@ -316,6 +316,20 @@ def reduced_float_cases():
         yield f"to-{str(dtype)[6:]}", to, (x,), None
 
 
+def mask_cases():
+    """Comparisons, masks and fills (scalar paths; last, so the other cases' inputs stay)."""
+    a, b = torch.cat([SPECIAL, floats((29,))]), torch.cat([SPECIAL.flip(0), floats((29,))])
+    yield "compare", lambda x, y: (x == y, x != y, x < y, x <= y, x > y, x >= y), (a, b), None
+    yield (
+        "mask-where",
+        lambda x, y: torch.where(torch.logical_not((x > 0) & (y <= x)), torch.full_like(x, 2.0), y),
+        (a, b),
+        None,
+    )
+    i, j = ints((4, 9), torch.int8), ints((9,), torch.int16)
+    yield "bitwise-int", lambda x, y: (x & y, x | 3, x ^ y, ~x, x > 1.5), (i, j), None
+
+
 CASES = [
     *bmm_cases(),
     *quant_cases(),
@@ -330,6 +344,7 @@ CASES = [
     *index_cases(),
     *linear_out_cases(),
     *reduced_float_cases(),
+    *mask_cases(),
 ]
 
 

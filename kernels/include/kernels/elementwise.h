@@ -132,13 +132,14 @@ struct ScalarRun {
 };
 
 // out = f(a, b) over the broadcast shape, everything converted through C.
-// `loop` comes from binary_loop(). When a, b and out are all C, runs go to
-// f.run() directly; otherwise elements are converted one by one.
+// `loop` comes from binary_loop(). When a, b and out are all C (not bool: a Bool byte is
+// read through load_as), runs go to f.run() directly; otherwise elements are converted
+// one by one.
 template <typename C, uint32_t kSelected, typename F>
 rt::Error apply_binary(const char* op, const rt::Tensor& a, const rt::Tensor& b, rt::Tensor& out,
                        const StridedLoop<3>& loop, const F& f) {
   constexpr ScalarType kC = dtype_of<C>();
-  if (a.dtype == kC && b.dtype == kC && out.dtype == kC) {
+  if (!std::is_same_v<C, bool> && a.dtype == kC && b.dtype == kC && out.dtype == kC) {
     // out is contiguous, so its innermost run always has step 1 (size-1 dims
     // were collapsed away).
     C* o = out.data_as<C>();
@@ -270,6 +271,18 @@ inline rt::Error scalar_compute_type(const char* op, const rt::Tensor& a, const 
            rt::scalar_type_name(common), rt::scalar_type_name(out.dtype));
   compute = compute_type(common);
   return rt::Error::Ok;
+}
+
+// The compute dtypes a selective build compiles for a kernel whose compute dtype can lie
+// outside its tensors' (selected) dtypes: compute_type's Float for Half and BFloat16, Float
+// for a float Scalar with an integral or Bool tensor (and for the comparisons' mixed
+// floating operands, Double with another dtype), Long for an integral Scalar with a Bool
+// tensor (promote_with_scalar).
+constexpr uint32_t with_promoted_dtypes(uint32_t selected) {
+  uint32_t m = with_compute_dtypes(selected);
+  if ((selected & (kIntDtypes | bit(ScalarType::Bool) | bit(ScalarType::Double))) != 0u) m |= bit(ScalarType::Float);
+  if ((selected & bit(ScalarType::Bool)) != 0u) m |= bit(ScalarType::Long);
+  return m;
 }
 
 // A 0-d tensor of dtype C holding one value, to run (Tensor, Scalar) forms
