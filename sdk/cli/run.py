@@ -68,15 +68,14 @@ def add_parser(subparsers) -> None:
 
 
 def add_npu_executor_argument(p: argparse.ArgumentParser, where: str) -> None:
-    from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NPU_EXECUTORS
+    from sdk.vnpu.executor import NPU_EXECUTORS
 
     p.add_argument(
         "--npu-executor",
         choices=tuple(NPU_EXECUTORS),
-        default=DEFAULT_NPU_EXECUTOR,
-        help=f"{where}: run delegates' saved TOSA on the TOSA reference model (tosa, default) "
-        "or Vela's command stream on a functional model of the Ethos-U55 (command-stream: "
-        "needs no saved TOSA)",
+        help=f"{where}: run delegates' saved TOSA on the TOSA reference model (tosa; the "
+        "host's default) or Vela's command stream on a functional model of the Ethos-U55 "
+        "(command-stream, needs no saved TOSA; the virtual NPU's default)",
     )
 
 
@@ -94,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
     if args.tosa_dir is not None:
         options["tosa_dir"] = args.tosa_dir
-    options["npu_executor"] = args.npu_executor
+    if args.npu_executor is not None:
+        options["npu_executor"] = args.npu_executor
     if args.npu_trace is not None:
         if args.npu_executor != "command-stream" or args.target != "host":
             raise UsageError("--npu-trace needs --target host --npu-executor command-stream")

@@ -42,7 +42,7 @@ from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
 from sdk.progress import Steps
 from sdk.targets.base import RunOptions
 from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
-from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NPU_EXECUTORS
+from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 
 DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
@@ -159,7 +159,7 @@ def deploy(
     cache: Cache | None = None,
     steps: Steps | None = None,
     rtol: float = DEFAULT_RTOL,
-    npu_executor: str = DEFAULT_NPU_EXECUTOR,
+    npu_executor: str | None = None,
     quant_options: QuantOptions | None = None,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
@@ -167,8 +167,9 @@ def deploy(
     report with `passed=False` and `failure` naming the worst output (the CLI exits 4).
 
     `npu_executor` is what runs the delegates on a target without an NPU (QEMU's virtual NPU,
-    sdk.vnpu.executor.NPU_EXECUTORS); the host reference always runs the saved TOSA, so with
-    `command-stream` the deploy checks Vela's command stream against the TOSA graph."""
+    sdk.vnpu.executor.NPU_EXECUTORS; default `command-stream`); the host reference always runs
+    the saved TOSA, so by default a deploy checks Vela's command stream against the TOSA
+    graph it was compiled from."""
     from sdk.firmware.memory import check_fits, elf_region_use, program_needs
     from sdk.kernelgen import (
         load_kernel_specs,
@@ -189,7 +190,7 @@ def deploy(
     cache = cache or Cache()
     steps = steps or Steps(show=False)
     cpu_ops = list(cpu_ops or [])
-    if npu_executor not in NPU_EXECUTORS:
+    if npu_executor is not None and npu_executor not in NPU_EXECUTORS:
         raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
     outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
@@ -197,11 +198,12 @@ def deploy(
     target_name, target_why = choose_target(target, spec, options)
     runner = make_target(target_name, spec)
     caps = runner.capabilities()
-    if caps.npu and npu_executor != DEFAULT_NPU_EXECUTOR:
+    if caps.npu and npu_executor is not None:
         raise UsageError(
             f"--npu-executor {npu_executor}: {target_name} runs delegates on its own NPU; "
             "the executor chooses what runs them on a target without one (qemu)"
         )
+    npu_executor = npu_executor or VIRTUAL_NPU_EXECUTOR
 
     with steps.step("export", "export + quantize + Vela") as step:
         parts = program_key_parts(

@@ -49,7 +49,9 @@ class RunOptions:
     port: str | None = None  # serial: the pyserial URL
     baud: int = DEFAULT_BAUD
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
-    npu_executor: str = "tosa"  # host, virtual NPU: one of sdk.vnpu.executor.NPU_EXECUTORS
+    # host, virtual NPU: one of sdk.vnpu.executor.NPU_EXECUTORS; None: the host reference
+    # runs the TOSA, a virtual NPU the command stream (HOST_REFERENCE_/VIRTUAL_NPU_EXECUTOR)
+    npu_executor: str | None = None
     npu_trace: Path | None = None  # host + command-stream: the per-operation trace (JSON)
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one

@@ -22,7 +22,12 @@ from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.vnpu.executor import DEFAULT_NPU_EXECUTOR, NpuExecutor, TosaExecutor, make_executor
+from sdk.vnpu.executor import (
+    HOST_REFERENCE_EXECUTOR,
+    NpuExecutor,
+    TosaExecutor,
+    make_executor,
+)
 
 # What the reference imports when it runs: ExecuTorch's runtime and quantized kernels
 # (HostRunner) and the TOSA reference model (TosaExecutor).
@@ -200,7 +205,7 @@ def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int,
 def host_runner(
     program: Path | LoadedProgram,
     tosa_dir: Path | None = None,
-    npu_executor: str = DEFAULT_NPU_EXECUTOR,
+    npu_executor: str = HOST_REFERENCE_EXECUTOR,
 ) -> HostRunner:
     """A runner for the program; refuses programs that fail the boundary audit. The
     command-stream executor needs no saved TOSA (programs exported elsewhere run too)."""
@@ -208,7 +213,7 @@ def host_runner(
     audit = audit_program(loaded)
     if not audit.ok:
         raise BoundaryError("the program fails the boundary audit: " + "; ".join(audit.problems))
-    if npu_executor == DEFAULT_NPU_EXECUTOR:
+    if npu_executor == HOST_REFERENCE_EXECUTOR:
         return HostRunner(loaded, find_tosa(loaded, tosa_dir))
     return HostRunner(loaded, {}, make_executor(npu_executor, loaded, tosa_dir))
 
@@ -217,7 +222,7 @@ def run_host(
     program: Path | LoadedProgram,
     inputs: list[np.ndarray],
     tosa_dir: Path | None = None,
-    npu_executor: str = DEFAULT_NPU_EXECUTOR,
+    npu_executor: str = HOST_REFERENCE_EXECUTOR,
 ) -> list[np.ndarray]:
     """Run the program on the host reference (delegates on the chosen NPU executor)."""
     return host_runner(program, tosa_dir, npu_executor).run(inputs)
@@ -252,7 +257,8 @@ class HostTarget:
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        runner = host_runner(program, options.tosa_dir, options.npu_executor)
+        executor = options.npu_executor or HOST_REFERENCE_EXECUTOR
+        runner = host_runner(program, options.tosa_dir, executor)
         outputs = runner.run(inputs)
         if options.npu_trace is not None:
             write_npu_trace(options.npu_trace, runner.npu_traces)

@@ -14,6 +14,7 @@ from sdk.errors import TargetError
 from sdk.firmware.records import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
+from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.vnpu.virtual import VirtualNpu
 
 
@@ -40,7 +41,7 @@ def run_linked(
     iterations: int = 1,
     preloaded: bool = False,
     tosa_dir: Path | None = None,
-    npu_executor: str = "tosa",
+    npu_executor: str | None = None,
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
     """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
 
@@ -51,7 +52,7 @@ def run_linked(
         session.connect()
     check_kernels(session, program)
     session.npu_handler = (
-        VirtualNpu(program, tosa_dir, npu_executor=npu_executor).handle
+        VirtualNpu(program, tosa_dir, npu_executor=npu_executor or VIRTUAL_NPU_EXECUTOR).handle
         if program.plan.delegates
         else None
     )

@@ -95,7 +95,10 @@ NPU_EXECUTORS = {
     "tosa": "TOSA reference model on the host",
     "command-stream": "Vela's command stream on the host's functional Ethos-U55 model",
 }
-DEFAULT_NPU_EXECUTOR = "tosa"
+# The host reference runs the TOSA graph each delegate came from; a virtual NPU (QEMU) runs
+# Vela's command stream, so every run on it checks Vela's program against that graph.
+HOST_REFERENCE_EXECUTOR = "tosa"
+VIRTUAL_NPU_EXECUTOR = "command-stream"
 
 
 def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecutor:

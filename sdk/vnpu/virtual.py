@@ -41,7 +41,7 @@ class VirtualNpu:
     program: LoadedProgram
     tosa_dir: Path | None = None
     executor: NpuExecutor | None = None
-    npu_executor: str = "tosa"  # which one `executor` is made as (sdk.vnpu.executor)
+    npu_executor: str = "command-stream"  # which one `executor` is made as (sdk.vnpu.executor)
     jobs_done: int = 0
     _streams: dict[bytes, tuple[int, VelaStream]] = field(default_factory=dict)
 

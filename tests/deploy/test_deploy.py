@@ -128,23 +128,26 @@ def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path
     assert "program, firmware, reference from the cache" in out and "deploy PASSED" in out
 
 
-def test_the_virtual_npu_can_run_the_command_stream(first, tmp_path, capsys):
-    """--npu-executor command-stream: QEMU's virtual NPU executes Vela's command stream, and the
-    deploy holds it to the host reference (the saved TOSA on the TOSA reference model)."""
+def test_the_virtual_npu_runs_the_command_stream_by_default_and_tosa_on_request(
+    first, tmp_path, capsys
+):
+    """QEMU's virtual NPU executes Vela's command stream by default (`first`) and the deploy
+    holds it to the host reference (the saved TOSA on the TOSA reference model);
+    --npu-executor tosa runs the saved TOSA there instead."""
+    assert {d["ran_on"] for d in first[2]["placement"]["npu"]} == {
+        "virtual NPU (Vela's command stream on the host's functional Ethos-U55 model)"
+    }
     code, _, err = deploy_cli(
         capsys, MODEL, "-o", tmp_path / "out", "--json", tmp_path / "r.json",
-        "--npu-executor", "command-stream",
+        "--npu-executor", "tosa",
     )  # fmt: skip
     report = json.loads((tmp_path / "r.json").read_text())
     assert code == 0, err
     assert {d["ran_on"] for d in report["placement"]["npu"]} == {
-        "virtual NPU (Vela's command stream on the host's functional Ethos-U55 model)"
+        "virtual NPU (TOSA reference model on the host)"
     }
     assert report["cache"]["reference"]["hit"] is True  # the same TOSA reference as `first`
     assert report["outputs"][0]["host_reference"]["identical"] is True
-    assert {d["ran_on"] for d in first[2]["placement"]["npu"]} == {
-        "virtual NPU (TOSA reference model on the host)"
-    }
 
 
 def test_the_npu_executor_of_a_target_with_an_npu_is_refused(tmp_path, capsys, cache_root):
