@@ -135,7 +135,13 @@ def quantize(
         prepared = prepare_pt2e(graph, quantizer)
         with torch.no_grad():
             for sample in samples:
-                prepared(*sample)
+                try:
+                    prepared(*sample)
+                except Exception as exc:
+                    named = _calibration_error(loaded.name, fp32_exported, samples)
+                    if named is None:
+                        raise
+                    raise named from exc
         converted = convert_pt2e(prepared)
         exported = torch.export.export(converted, loaded.example_inputs)
     except SdkError:
@@ -145,6 +151,48 @@ def quantize(
     return QuantizedModel(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported
     )
+
+
+def _calibration_error(
+    name: str, fp32: torch.export.ExportedProgram, samples: list[tuple[torch.Tensor, ...]]
+) -> ExportError | None:
+    """Calibration failed: if a node of the float model made NaN (else Inf) from finite inputs
+    (acosh of 0, a log of a negative), the observers got no range; name that node, not the
+    observer's complaint. None when every node stays finite (the failure is something else)."""
+    for kind, bad in (("NaN", torch.isnan), ("Inf", torch.isinf)):
+        for index, sample in enumerate(samples):
+            node = _first_node_producing(fp32.module(check_guards=False), sample, bad)
+            if node is not None:
+                return ExportError(
+                    f"{name}: calibration sample {index}: node {node.name} "
+                    f"({node.target}) produces {kind}, so its quantization range is "
+                    "not finite: keep the operator's inputs in its domain in the model (e.g. "
+                    "clamp them), or calibrate with inputs for which it stays finite"
+                )
+    return None
+
+
+def _first_node_producing(
+    module: torch.fx.GraphModule, sample: tuple[torch.Tensor, ...], bad
+) -> torch.fx.Node | None:
+    """The first call in graph order whose tensor output has an element `bad` holds for."""
+    found: list[torch.fx.Node] = []
+
+    class _Watch(torch.fx.Interpreter):
+        def run_node(self, n: torch.fx.Node):
+            out = super().run_node(n)
+            values = out if isinstance(out, (list, tuple)) else [out]
+            if not found and n.op == "call_function":
+                for v in values:
+                    if isinstance(v, torch.Tensor) and v.is_floating_point() and bad(v).any():
+                        found.append(n)
+                        break
+            return out
+
+    # A node that raises is not one that made NaN before it: stop there.
+    with torch.no_grad(), contextlib.suppress(Exception):
+        _Watch(module).run(*sample)
+    return found[0] if found else None
 
 
 @contextlib.contextmanager
