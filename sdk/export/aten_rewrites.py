@@ -7,6 +7,9 @@ in `torch.addmm(self.bias, x, self.w)`), the next pass (ReplaceScalarWithTensorB
 meets the bare parameter in that `mul.Scalar` and raises. The same decomposition made here,
 on graph nodes, quantizes as the quantizer's own would have: `mm`, `add`, and a `mul` only
 for a beta or alpha other than 1.
+
+Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
+lowering to let through.
 """
 
 from __future__ import annotations
@@ -46,3 +49,20 @@ def _like(model: torch.fx.Node, new: torch.fx.Node) -> torch.fx.Node:
     """`new` with the metadata (value, source location) of the node it stands in for."""
     new.meta.update(model.meta)
     return new
+
+
+def outside_core_aten(graph: torch.fx.Graph) -> list[torch._ops.OpOverload]:
+    """The ATen operators of `graph` outside Core ATen (erfinv, the bitwise shifts).
+    ExecuTorch's edge verifier refuses any that survive the decompositions ("not in Core ATen
+    opset") although the Arm backend lowers these (its own tests turn the check off): the SDK
+    lets exactly the graph's through. One that ends up on the CPU still needs a kernel there:
+    ExecuTorch's out variant at `to_executorch`, the firmware's at `sdk build`."""
+    ops = {
+        n.target
+        for n in graph.nodes
+        if isinstance(n.target, torch._ops.OpOverload)
+        and n.target.namespace == "aten"
+        and torch.Tag.core not in n.target.tags
+        and torch.Tag.view_copy not in n.target.tags
+    }
+    return sorted(ops, key=str)

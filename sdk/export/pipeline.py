@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
-from sdk.export.aten_rewrites import decompose_addmm
+from sdk.export.aten_rewrites import decompose_addmm, outside_core_aten
 from sdk.export.cpu_ops import ForceOnCpu
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
@@ -247,6 +247,29 @@ class _OverlappingNpuOutputs(Exception):
 
 BMM = "aten.bmm.default"
 
+# Operators ExecuTorch 1.5.1 lowers for the Ethos-U55 into something else than the model's
+# operator: the SDK keeps them on the CPU (report.json `lowering_workarounds`).
+_WRONG_ON_U55 = {
+    "aten.bitwise_right_shift.Tensor": (
+        "ExecuTorch 1.5.1 lowers it for the Ethos-U55 to a rounding TOSA ARITHMETIC_RIGHT_SHIFT "
+        "(the only one the U55 has; MLETORCH-525): 27 >> 1 would give 14, not 13"
+    ),
+}
+
+
+def wrong_on_the_npu(quantized: QuantizedModel, cpu_ops: list[str]) -> list[dict]:
+    """The graph's operators in _WRONG_ON_U55 (on a U55) that `cpu_ops` (the user's --cpu-op)
+    does not already keep on the CPU: {cpu_op, why, found (its nodes)}."""
+    if not quantized.npu.value.startswith("ethos-u55"):
+        return []
+    forced = ForceOnCpu(cpu_ops).names
+    found: dict[str, list[str]] = {}
+    for node in quantized.exported.graph.nodes:
+        op = str(node.target)  # "aten.bitwise_right_shift.Tensor", as --cpu-op spells it
+        if op in _WRONG_ON_U55 and not {op, op.rsplit(".", 1)[0]} & forced:
+            found.setdefault(op, []).append(node.name)
+    return [{"cpu_op": op, "why": _WRONG_ON_U55[op], "found": names} for op, names in found.items()]
+
 
 def lower(
     quantized: QuantizedModel,
@@ -270,11 +293,16 @@ def lower(
     CPU and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
     naming the operations. The stock partitioner's export only reports them
     (`npu_output_overlaps`).
+
+    An operator ExecuTorch lowers for the U55 into a different one (_WRONG_ON_U55) stays on
+    the CPU from the start, in the report's `lowering_workarounds`.
     """
     from sdk.npu.execute import MISCOMPILED_MATMUL
 
     cpu_ops = list(cpu_ops or [])
-    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs)
+    placed = wrong_on_the_npu(quantized, cpu_ops)
+    cpu_ops += [p["cpu_op"] for p in placed]
+    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed)
     try:
         return _lower_once(*args, cpu_ops, [])
     except _OverlappingNpuOutputs as exc:
@@ -303,11 +331,12 @@ def _lower_once(
     fix_boundaries: bool,
     tosa_passes: bool,
     failure_logs: Path | None,
+    placed: list[dict],
     cpu_ops: list[str],
     workarounds: list[dict],
 ) -> ExportResult:
     """One lowering (see `lower`); raises _OverlappingNpuOutputs before writing OUTDIR."""
-    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
     spec = compile_spec(quantized.npu, quantized.vela_args)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
@@ -324,7 +353,13 @@ def _lower_once(
                 contextlib.redirect_stderr(vela_log),
                 sdk_tosa_passes(tosa_passes) as narrow,
             ):
-                edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
+                edge = to_edge_transform_and_lower(
+                    quantized.exported,
+                    partitioner=[partitioner],
+                    compile_config=EdgeCompileConfig(
+                        _core_aten_ops_exception_list=outside_core_aten(quantized.exported.graph)
+                    ),
+                )
                 lowered = _lowered_modules(edge)
                 if forced is not None:
                     forced.check_matches(
@@ -411,7 +446,8 @@ def _lower_once(
             raise _OverlappingNpuOutputs(overlaps, npu_bmm)
         report["npu_output_overlaps"] = overlaps
         report["vela_workarounds"] = workarounds
-        for workaround in workarounds:  # the SDK's choice, not the user's --cpu-op
+        report["lowering_workarounds"] = placed
+        for workaround in workarounds + placed:  # the SDK's choice, not the user's --cpu-op
             report["cpu_ops_forced"].remove(workaround["cpu_op"])
             for node in report["cpu_nodes"]:
                 if node["target"] == workaround["cpu_op"]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
+from sdk.targets.host import run_host
 
 MODELS = Path(__file__).parent / "models" / "unlowerable_ops.py"
 
@@ -32,3 +34,38 @@ def test_nan_made_inside_the_model_names_the_node(tmp_path, capsys):
     assert "node acosh (aten.acosh.default) produces NaN" in line
     assert "calibration sample 0" in line and "clamp" in line
     assert "histc" not in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["Erfinv", "LeftShift"])
+def test_operators_outside_core_aten_run_on_the_npu(export_case, name):
+    """Stock: 'Operator torch._ops.aten.erfinv.default is not in Core ATen opset' from the
+    edge verifier, although the Arm backend lowers these (sdk.export.aten_rewrites)."""
+    case = export_case(f"{MODELS}:{name}", "int8", True, None)
+    report = case.result.report
+    assert report["boundary_audit"]["ok"]
+    compute = [n["target"] for n in report["cpu_nodes"] if "quantize" not in n["target"]]
+    assert compute == [], compute  # the operator itself is in the delegate
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+
+
+@pytest.mark.slow
+def test_right_shift_is_placed_on_the_cpu_and_says_why(export_case, tmp_path, capsys):
+    """On the U55 ExecuTorch lowers it to a rounding shift: the SDK keeps it on the CPU (the
+    host runtime has its kernel; the firmware has none, which `sdk kernels` says)."""
+    case = export_case(f"{MODELS}:RightShift", "int8", True, None)
+    report = case.result.report
+    op = "aten.bitwise_right_shift.Tensor"
+    [placed] = report["lowering_workarounds"]
+    assert placed["cpu_op"] == op and placed["found"] == ["bitwise_right_shift"]
+    assert "rounding" in placed["why"] and report["cpu_ops_forced"] == []
+    [node] = [n for n in report["cpu_nodes"] if n["target"] == op]
+    assert node["reason"].startswith("moved onto the CPU by the SDK: ")
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+    capsys.readouterr()  # the host runtime's own chatter
+    assert main(["kernels", str(case.result.program_path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no CPU kernel for aten::bitwise_right_shift.Tensor_out")
+    assert len(err.splitlines()) == 1
