@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
     for workaround in report["vela_workarounds"]:
         print(f"  Vela workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
+    for workaround in report["lowering_workarounds"]:
+        print(f"  lowering workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
     for overlap in report["npu_output_overlaps"]:
         print(f"  WARNING: {overlap}: the device's result is not the model's")
     if report["cpu_only"]:
