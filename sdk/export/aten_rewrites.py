@@ -8,6 +8,11 @@ meets the bare parameter in that `mul.Scalar` and raises. The same decomposition
 on graph nodes, quantizes as the quantizer's own would have: `mm`, `add`, and a `mul` only
 for a beta or alpha other than 1.
 
+amax/amin to a rank-0 tensor (over a rank-1 input): no rank-0 result can come out of an NPU
+delegate (sdk.export.cpu_ops.RankZeroFromRanked), so the reduction would go to the CPU, which
+has no amax kernel. Rewritten as the reduction with keepdim (rank 1, on the NPU) and a view to
+[] (on the CPU, a copy).
+
 Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
 lowering to let through.
 """
@@ -37,6 +42,32 @@ def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
                 bias = _like(bias, graph.call_function(aten.mul.Tensor, (bias, beta)))
             total = _like(node, graph.call_function(aten.add.Tensor, (product, bias)))
         node.replace_all_uses_with(total)
+        graph.erase_node(node)
+        count += 1
+    if count:
+        graph.lint()
+        graph_module.recompile()
+    return count
+
+
+_REDUCTIONS = (aten.amax.default, aten.amin.default)
+
+
+def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every amax/amin to a rank-0 tensor by the same with keepdim=True and a view to
+    []; return how many."""
+    graph = graph_module.graph
+    count = 0
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if node.target not in _REDUCTIONS or not isinstance(val, torch.Tensor) or val.dim():
+            continue
+        source, dims = node.args[0], node.args[1] if len(node.args) > 1 else []
+        with graph.inserting_before(node):
+            kept = _like(node, graph.call_function(node.target, (source, dims, True)))
+            kept.meta["val"] = val.reshape([1] * source.meta["val"].dim())
+            scalar = _like(node, graph.call_function(aten.view.default, (kept, [])))
+        node.replace_all_uses_with(scalar)
         graph.erase_node(node)
         count += 1
     if count:

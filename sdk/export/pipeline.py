@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
-from sdk.export.aten_rewrites import decompose_addmm, outside_core_aten
-from sdk.export.cpu_ops import ForceOnCpu
+from sdk.export.aten_rewrites import decompose_addmm, keep_reduced_dims, outside_core_aten
+from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
@@ -130,6 +130,7 @@ def quantize(
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
         decompose_addmm(graph)
+        keep_reduced_dims(graph)
         quantizer = EthosUQuantizer(spec)
         quantizer.set_global(quant.quantization_config())
         prepared = prepare_pt2e(graph, quantizer)
@@ -340,7 +341,7 @@ def _lower_once(
 
     spec = compile_spec(quantized.npu, quantized.vela_args)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
-    checks = [forced] if forced else []
+    checks = [RankZeroFromRanked(), *([forced] if forced else [])]
     with _staging(outdir) as stage:
         artifacts = stage / "artifacts"
         partitioner = NpuPartitioner(

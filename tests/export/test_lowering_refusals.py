@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
@@ -69,3 +70,32 @@ def test_right_shift_is_placed_on_the_cpu_and_says_why(export_case, tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: no CPU kernel for aten::bitwise_right_shift.Tensor_out")
     assert len(err.splitlines()) == 1
+
+
+def test_a_reduction_to_rank_0_keeps_its_dims_then_views():
+    from sdk.export.aten_rewrites import keep_reduced_dims
+    from sdk.export.model_loader import load_model
+
+    loaded = load_model(f"{MODELS}:AminRank1")
+    graph = torch.export.export(loaded.module, loaded.example_inputs).module()
+    want = graph(*loaded.example_inputs)
+    assert keep_reduced_dims(graph) == 1
+    [amin] = [n for n in graph.graph.nodes if n.target == torch.ops.aten.amin.default]
+    assert amin.args[2] is True and amin.meta["val"].shape == (1,)
+    got = graph(*loaded.example_inputs)
+    assert got.shape == () and got == want
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["AmaxRank1", "AminRank1"])
+def test_a_reduction_to_rank_0_runs_on_the_npu(export_case, capsys, name):
+    """Stock: 'InternalError: While executing %tosa_const_shape_default' (a rank-0 shape)."""
+    case = export_case(f"{MODELS}:{name}", "int8", True, None)
+    report = case.result.report
+    assert len(report["delegates"]) == 1
+    [view] = [n for n in report["cpu_nodes"] if "quantize" not in n["target"]]
+    assert view["target"] == "aten.view_copy.default"
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+    capsys.readouterr()
+    assert main(["kernels", str(case.result.program_path)]) == 0  # the firmware runs it
