@@ -73,6 +73,8 @@ class RankZeroFromRanked(OperatorSupportBase):
     CONST_SHAPE of () and fails ("InternalError: While executing %tosa_const_shape_default").
     Rank 0 to rank 0 (an add of two scalars) lowers, and stays on the NPU."""
 
+    why = "makes a rank-0 tensor out of a ranked one, which ExecuTorch 1.5.1 cannot lower to TOSA"
+
     def is_node_supported(self, submodules, node: Node) -> bool:
         if node.op != "call_function" or _rank(node) != 0:
             return True
