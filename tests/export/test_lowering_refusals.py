@@ -99,3 +99,11 @@ def test_a_reduction_to_rank_0_runs_on_the_npu(export_case, capsys, name):
     assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
     capsys.readouterr()
     assert main(["kernels", str(case.result.program_path)]) == 0  # the firmware runs it
+
+
+@pytest.mark.slow
+def test_export_says_when_the_firmware_cannot_run_the_cpu_part(tmp_path, capsys):
+    assert main(["export", f"{MODELS}:RightShift", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: no CPU kernel for aten::bitwise_right_shift.Tensor_out" in out
+    assert "lowering workaround: aten.bitwise_right_shift.Tensor on the CPU" in out
