@@ -19,8 +19,10 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -174,13 +176,15 @@ def _calibration_error(
 
 
 def _first_node_producing(
-    module: torch.fx.GraphModule, sample: tuple[torch.Tensor, ...], bad
+    module: torch.fx.GraphModule,
+    sample: tuple[torch.Tensor, ...],
+    bad: Callable[[torch.Tensor], torch.Tensor],
 ) -> torch.fx.Node | None:
     """The first call in graph order whose tensor output has an element `bad` holds for."""
     found: list[torch.fx.Node] = []
 
     class _Watch(torch.fx.Interpreter):
-        def run_node(self, n: torch.fx.Node):
+        def run_node(self, n: torch.fx.Node) -> Any:
             out = super().run_node(n)
             values = out if isinstance(out, (list, tuple)) else [out]
             if not found and n.op == "call_function":
