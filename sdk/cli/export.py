@@ -76,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
         f"  {len(report['delegates'])} NPU delegate(s), CPU operators: "
         + (", ".join(report["program"]["cpu_operators"]) or "none")
     )
+    missing = _firmware_cannot_run(result.program_path)
+    if missing:
+        print(f"  WARNING: {missing} (`sdk run --target host` runs it; `sdk build` refuses it)")
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
     for workaround in report["vela_workarounds"]:
         print(f"  Vela workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
+    for workaround in report["lowering_workarounds"]:
+        print(f"  lowering workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
     for overlap in report["npu_output_overlaps"]:
         print(f"  WARNING: {overlap}: the device's result is not the model's")
     if report["cpu_only"]:
@@ -94,3 +99,17 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"  report: {result.report_path}")
     return 0 if audit["ok"] else 3
+
+
+def _firmware_cannot_run(program: Path) -> str | None:
+    """Why the firmware's kernels cannot run the program's CPU part, if they cannot: an operator
+    the SDK or --cpu-op left on the CPU may have no kernel (kernels/kernels.yaml)."""
+    from sdk.errors import KernelMissingError
+    from sdk.kernelgen import load_kernel_specs, program_kernel_uses, select_kernels
+    from sdk.program.pte import load_program
+
+    try:
+        select_kernels(program_kernel_uses(load_program(program)), load_kernel_specs())
+    except KernelMissingError as exc:
+        return str(exc)
+    return None

@@ -7,6 +7,14 @@ in `torch.addmm(self.bias, x, self.w)`), the next pass (ReplaceScalarWithTensorB
 meets the bare parameter in that `mul.Scalar` and raises. The same decomposition made here,
 on graph nodes, quantizes as the quantizer's own would have: `mm`, `add`, and a `mul` only
 for a beta or alpha other than 1.
+
+amax/amin to a rank-0 tensor (over a rank-1 input): no rank-0 result can come out of an NPU
+delegate (sdk.export.cpu_ops.RankZeroFromRanked), so the reduction would go to the CPU, which
+has no amax kernel. Rewritten as the reduction with keepdim (rank 1, on the NPU) and a view to
+[] (on the CPU, a copy).
+
+Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
+lowering to let through.
 """
 
 from __future__ import annotations
@@ -42,7 +50,50 @@ def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
     return count
 
 
+_REDUCTIONS = (aten.amax.default, aten.amin.default)
+
+
+def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every amax/amin to a rank-0 tensor by the same with keepdim=True and a view to
+    []; return how many."""
+    graph = graph_module.graph
+    count = 0
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if node.target not in _REDUCTIONS or not isinstance(val, torch.Tensor) or val.dim():
+            continue
+        source, dims = node.args[0], node.args[1] if len(node.args) > 1 else []
+        with graph.inserting_before(node):
+            kept = _like(node, graph.call_function(node.target, (source, dims, True)))
+            kept.meta["val"] = val.reshape([1] * source.meta["val"].dim())
+            scalar = _like(node, graph.call_function(aten.view.default, (kept, [])))
+        node.replace_all_uses_with(scalar)
+        graph.erase_node(node)
+        count += 1
+    if count:
+        graph.lint()
+        graph_module.recompile()
+    return count
+
+
 def _like(model: torch.fx.Node, new: torch.fx.Node) -> torch.fx.Node:
     """`new` with the metadata (value, source location) of the node it stands in for."""
     new.meta.update(model.meta)
     return new
+
+
+def outside_core_aten(graph: torch.fx.Graph) -> list[torch._ops.OpOverload]:
+    """The ATen operators of `graph` outside Core ATen (erfinv, the bitwise shifts).
+    ExecuTorch's edge verifier refuses any that survive the decompositions ("not in Core ATen
+    opset") although the Arm backend lowers these (its own tests turn the check off): the SDK
+    lets exactly the graph's through. One that ends up on the CPU still needs a kernel there:
+    ExecuTorch's out variant at `to_executorch`, the firmware's at `sdk build`."""
+    ops = {
+        n.target
+        for n in graph.nodes
+        if isinstance(n.target, torch._ops.OpOverload)
+        and n.target.namespace == "aten"
+        and torch.Tag.core not in n.target.tags
+        and torch.Tag.view_copy not in n.target.tags
+    }
+    return sorted(ops, key=str)

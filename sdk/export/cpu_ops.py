@@ -1,4 +1,5 @@
-"""`--cpu-op`: keep chosen operators out of NPU partitions.
+"""`--cpu-op`: keep chosen operators out of NPU partitions; and the operators the NPU cannot
+take whatever the user says (`RankZeroFromRanked`).
 
 The regression forces BMM onto the CPU so the delegate boundary stays where the bug lives
 even if a later Vela learns INT16 BMM.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 
+import torch
 from torch.fx import Node
 from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -63,3 +65,22 @@ class ForceOnCpu(OperatorSupportBase):
             problems.append(f"--cpu-op {name} matches no operator of the graph{hint}")
         if problems:
             raise UsageError("; ".join(problems) + f"; its operators: {', '.join(known)}")
+
+
+class RankZeroFromRanked(OperatorSupportBase):
+    """Rejects a node that makes a rank-0 tensor out of a ranked one (an amax over a rank-1
+    tensor, a reshape to []): ExecuTorch 1.5.1's TOSA lowering writes the new shape as a
+    CONST_SHAPE of () and fails ("InternalError: While executing %tosa_const_shape_default").
+    Rank 0 to rank 0 (an add of two scalars) lowers, and stays on the NPU."""
+
+    why = "makes a rank-0 tensor out of a ranked one, which ExecuTorch 1.5.1 cannot lower to TOSA"
+
+    def is_node_supported(self, submodules, node: Node) -> bool:
+        if node.op != "call_function" or _rank(node) != 0:
+            return True
+        return not any((_rank(a) or 0) > 0 for a in node.all_input_nodes)
+
+
+def _rank(node: Node) -> int | None:
+    val = node.meta.get("val")
+    return val.dim() if isinstance(val, torch.Tensor) else None

@@ -209,6 +209,12 @@ class NpuPartitioner(Partitioner):
         self.artifact_dir = artifact_dir
         self.removals: list[Removal] = []
         self.rejected: dict[str, str] = {}  # node name -> why the stock checks rejected it
+        # The stock reporter says "Rejected by <check class>": a check's own `why` says more.
+        self._why = {
+            f"Rejected by {type(c).__name__}": c.why
+            for c in additional_checks or []
+            if isinstance(getattr(c, "why", None), str)
+        }
         self.partitions: dict[str, PartitionInfo] = {}
 
     # The decomposition policy is the stock one.
@@ -228,7 +234,9 @@ class NpuPartitioner(Partitioner):
         reporter = WhyNoPartitionReporter()
         with TosaLoweringContext(self.compile_spec.tosa_spec, _get_shape_env_from_gm(module)):
             tags = self.stock._tag_module(module, exported_program, reporter)
-        self.rejected = {node.name: why for node, why in reporter._rejected_nodes.items()}
+        self.rejected = {
+            node.name: self._why.get(why, why) for node, why in reporter._rejected_nodes.items()
+        }
         constants = _constant_nodes(exported_program)
         if self.fix_boundaries and self.int_only:
             tags = self._keep_boundaries_integer(module, tags, constants)

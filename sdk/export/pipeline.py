@@ -19,15 +19,17 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
-from sdk.export.aten_rewrites import decompose_addmm
-from sdk.export.cpu_ops import ForceOnCpu
+from sdk.export.aten_rewrites import decompose_addmm, keep_reduced_dims, outside_core_aten
+from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
@@ -141,12 +143,19 @@ def quantize(
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
         decompose_addmm(graph)
+        keep_reduced_dims(graph)
         quantizer = EthosUQuantizer(spec)
         matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)
         with torch.no_grad():
             for sample in samples:
-                prepared(*sample)
+                try:
+                    prepared(*sample)
+                except Exception as exc:
+                    named = _calibration_error(loaded.name, fp32_exported, samples)
+                    if named is None:
+                        raise
+                    raise named from exc
         converted = convert_pt2e(prepared)
         exported = torch.export.export(converted, loaded.example_inputs)
     except SdkError:
@@ -157,6 +166,50 @@ def quantize(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
         matched,
     )  # fmt: skip
+
+
+def _calibration_error(
+    name: str, fp32: torch.export.ExportedProgram, samples: list[tuple[torch.Tensor, ...]]
+) -> ExportError | None:
+    """Calibration failed: if a node of the float model made NaN (else Inf) from finite inputs
+    (acosh of 0, a log of a negative), the observers got no range; name that node, not the
+    observer's complaint. None when every node stays finite (the failure is something else)."""
+    for kind, bad in (("NaN", torch.isnan), ("Inf", torch.isinf)):
+        for index, sample in enumerate(samples):
+            node = _first_node_producing(fp32.module(check_guards=False), sample, bad)
+            if node is not None:
+                return ExportError(
+                    f"{name}: calibration sample {index}: node {node.name} "
+                    f"({node.target}) produces {kind}, so its quantization range is "
+                    "not finite: keep the operator's inputs in its domain in the model (e.g. "
+                    "clamp them), or calibrate with inputs for which it stays finite"
+                )
+    return None
+
+
+def _first_node_producing(
+    module: torch.fx.GraphModule,
+    sample: tuple[torch.Tensor, ...],
+    bad: Callable[[torch.Tensor], torch.Tensor],
+) -> torch.fx.Node | None:
+    """The first call in graph order whose tensor output has an element `bad` holds for."""
+    found: list[torch.fx.Node] = []
+
+    class _Watch(torch.fx.Interpreter):
+        def run_node(self, n: torch.fx.Node) -> Any:
+            out = super().run_node(n)
+            values = out if isinstance(out, (list, tuple)) else [out]
+            if not found and n.op == "call_function":
+                for v in values:
+                    if isinstance(v, torch.Tensor) and v.is_floating_point() and bad(v).any():
+                        found.append(n)
+                        break
+            return out
+
+    # A node that raises is not one that made NaN before it: stop there.
+    with torch.no_grad(), contextlib.suppress(Exception):
+        _Watch(module).run(*sample)
+    return found[0] if found else None
 
 
 @contextlib.contextmanager
@@ -211,6 +264,29 @@ class _OverlappingNpuOutputs(Exception):
 
 BMM = "aten.bmm.default"
 
+# Operators ExecuTorch 1.5.1 lowers for the Ethos-U55 into something else than the model's
+# operator: the SDK keeps them on the CPU (report.json `lowering_workarounds`).
+_WRONG_ON_U55 = {
+    "aten.bitwise_right_shift.Tensor": (
+        "ExecuTorch 1.5.1 lowers it for the Ethos-U55 to a rounding TOSA ARITHMETIC_RIGHT_SHIFT "
+        "(the only one the U55 has; MLETORCH-525): 27 >> 1 would give 14, not 13"
+    ),
+}
+
+
+def wrong_on_the_npu(quantized: QuantizedModel, cpu_ops: list[str]) -> list[dict]:
+    """The graph's operators in _WRONG_ON_U55 (on a U55) that `cpu_ops` (the user's --cpu-op)
+    does not already keep on the CPU: {cpu_op, why, found (its nodes)}."""
+    if not quantized.npu.value.startswith("ethos-u55"):
+        return []
+    forced = ForceOnCpu(cpu_ops).names
+    found: dict[str, list[str]] = {}
+    for node in quantized.exported.graph.nodes:
+        op = str(node.target)  # "aten.bitwise_right_shift.Tensor", as --cpu-op spells it
+        if op in _WRONG_ON_U55 and not {op, op.rsplit(".", 1)[0]} & forced:
+            found.setdefault(op, []).append(node.name)
+    return [{"cpu_op": op, "why": _WRONG_ON_U55[op], "found": names} for op, names in found.items()]
+
 
 def lower(
     quantized: QuantizedModel,
@@ -234,11 +310,16 @@ def lower(
     CPU and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
     naming the operations. The stock partitioner's export only reports them
     (`npu_output_overlaps`).
+
+    An operator ExecuTorch lowers for the U55 into a different one (_WRONG_ON_U55) stays on
+    the CPU from the start, in the report's `lowering_workarounds`.
     """
     from sdk.npu.execute import MISCOMPILED_MATMUL
 
     cpu_ops = list(cpu_ops or [])
-    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs)
+    placed = wrong_on_the_npu(quantized, cpu_ops)
+    cpu_ops += [p["cpu_op"] for p in placed]
+    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed)
     try:
         return _lower_once(*args, cpu_ops, [])
     except _OverlappingNpuOutputs as exc:
@@ -267,15 +348,16 @@ def _lower_once(
     fix_boundaries: bool,
     tosa_passes: bool,
     failure_logs: Path | None,
+    placed: list[dict],
     cpu_ops: list[str],
     workarounds: list[dict],
 ) -> ExportResult:
     """One lowering (see `lower`); raises _OverlappingNpuOutputs before writing OUTDIR."""
-    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
     spec = compile_spec(quantized.npu, quantized.vela_args)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
-    checks = [forced] if forced else []
+    checks = [RankZeroFromRanked(), *([forced] if forced else [])]
     with _staging(outdir) as stage:
         artifacts = stage / "artifacts"
         partitioner = NpuPartitioner(
@@ -288,7 +370,13 @@ def _lower_once(
                 contextlib.redirect_stderr(vela_log),
                 sdk_tosa_passes(tosa_passes) as narrow,
             ):
-                edge = to_edge_transform_and_lower(quantized.exported, partitioner=[partitioner])
+                edge = to_edge_transform_and_lower(
+                    quantized.exported,
+                    partitioner=[partitioner],
+                    compile_config=EdgeCompileConfig(
+                        _core_aten_ops_exception_list=outside_core_aten(quantized.exported.graph)
+                    ),
+                )
                 lowered = _lowered_modules(edge)
                 if forced is not None:
                     forced.check_matches(
@@ -375,7 +463,8 @@ def _lower_once(
             raise _OverlappingNpuOutputs(overlaps, npu_bmm)
         report["npu_output_overlaps"] = overlaps
         report["vela_workarounds"] = workarounds
-        for workaround in workarounds:  # the SDK's choice, not the user's --cpu-op
+        report["lowering_workarounds"] = placed
+        for workaround in workarounds + placed:  # the SDK's choice, not the user's --cpu-op
             report["cpu_ops_forced"].remove(workaround["cpu_op"])
             for node in report["cpu_nodes"]:
                 if node["target"] == workaround["cpu_op"]:

@@ -1,0 +1,109 @@
+"""Operators whose export used to fail with a message a user could not act on (issue 20, from
+ExecuTorch's own Ethos-U55 tests): each now exports, or fails in exactly one `error:` line
+naming the operator and what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from quantref import assert_matches_quantized_model
+
+from sdk.cli.main import main
+from sdk.targets.host import run_host
+
+MODELS = Path(__file__).parent / "models" / "unlowerable_ops.py"
+
+
+def _export_error(name: str, outdir: Path, capsys) -> str:
+    """Export MODELS:name through the CLI, which must fail with one error line: that line."""
+    code = main(["export", f"{MODELS}:{name}", "-o", str(outdir)])
+    err = capsys.readouterr().err
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    assert not outdir.exists()
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_nan_made_inside_the_model_names_the_node(tmp_path, capsys):
+    """Stock: 'torch.histc: range of [-nan, -nan] is not finite' from an observer."""
+    line = _export_error("AcoshOfZero", tmp_path / "out", capsys)
+    assert "node acosh (aten.acosh.default) produces NaN" in line
+    assert "calibration sample 0" in line and "clamp" in line
+    assert "histc" not in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["Erfinv", "LeftShift"])
+def test_operators_outside_core_aten_run_on_the_npu(export_case, name):
+    """Stock: 'Operator torch._ops.aten.erfinv.default is not in Core ATen opset' from the
+    edge verifier, although the Arm backend lowers these (sdk.export.aten_rewrites)."""
+    case = export_case(f"{MODELS}:{name}", "int8", True, None)
+    report = case.result.report
+    assert report["boundary_audit"]["ok"]
+    compute = [n["target"] for n in report["cpu_nodes"] if "quantize" not in n["target"]]
+    assert compute == [], compute  # the operator itself is in the delegate
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+
+
+@pytest.mark.slow
+def test_right_shift_is_placed_on_the_cpu_and_says_why(export_case, tmp_path, capsys):
+    """On the U55 ExecuTorch lowers it to a rounding shift: the SDK keeps it on the CPU (the
+    host runtime has its kernel; the firmware has none, which `sdk kernels` says)."""
+    case = export_case(f"{MODELS}:RightShift", "int8", True, None)
+    report = case.result.report
+    op = "aten.bitwise_right_shift.Tensor"
+    [placed] = report["lowering_workarounds"]
+    assert placed["cpu_op"] == op and placed["found"] == ["bitwise_right_shift"]
+    assert "rounding" in placed["why"] and report["cpu_ops_forced"] == []
+    [node] = [n for n in report["cpu_nodes"] if n["target"] == op]
+    assert node["reason"].startswith("moved onto the CPU by the SDK: ")
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+    capsys.readouterr()  # the host runtime's own chatter
+    assert main(["kernels", str(case.result.program_path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no CPU kernel for aten::bitwise_right_shift.Tensor_out")
+    assert len(err.splitlines()) == 1
+
+
+def test_a_reduction_to_rank_0_keeps_its_dims_then_views():
+    from sdk.export.aten_rewrites import keep_reduced_dims
+    from sdk.export.model_loader import load_model
+
+    loaded = load_model(f"{MODELS}:AminRank1")
+    graph = torch.export.export(loaded.module, loaded.example_inputs).module()
+    want = graph(*loaded.example_inputs)
+    assert keep_reduced_dims(graph) == 1
+    [amin] = [n for n in graph.graph.nodes if n.target == torch.ops.aten.amin.default]
+    assert amin.args[2] is True and amin.meta["val"].shape == (1,)
+    got = graph(*loaded.example_inputs)
+    assert got.shape == () and got == want
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["AmaxRank1", "AminRank1"])
+def test_a_reduction_to_rank_0_runs_on_the_npu(export_case, capsys, name):
+    """Stock: 'InternalError: While executing %tosa_const_shape_default' (a rank-0 shape)."""
+    case = export_case(f"{MODELS}:{name}", "int8", True, None)
+    report = case.result.report
+    assert len(report["delegates"]) == 1
+    [view] = [n for n in report["cpu_nodes"] if "quantize" not in n["target"]]
+    assert view["target"] == "aten.view_copy.default" and "rank-0" in view["reason"]
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+    capsys.readouterr()
+    assert main(["kernels", str(case.result.program_path)]) == 0  # the firmware runs it
+
+
+@pytest.mark.slow
+def test_export_says_when_the_firmware_cannot_run_the_cpu_part(tmp_path, capsys):
+    assert main(["export", f"{MODELS}:RightShift", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: no CPU kernel for aten::bitwise_right_shift.Tensor_out" in out
+    assert "lowering workaround: aten.bitwise_right_shift.Tensor on the CPU" in out
