@@ -295,6 +295,7 @@ def deploy(
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
         placement=_placement(program, export_report, caps.npu, target_name, npu_executor),
+        npu_run=run.npu_run.to_json() if run.npu_run else None,
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
         memory=[u.to_json() for u in [*needs, *elf_use]],

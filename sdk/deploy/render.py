@@ -8,6 +8,7 @@ from typing import IO
 from sdk.deploy.keys import CACHE_KINDS
 from sdk.deploy.report import DeployReport
 from sdk.export import CPU_ONLY
+from sdk.targets.base import NpuRun
 from sdk.units import human_bytes
 
 
@@ -71,6 +72,8 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
     console.print(where)
     if not data["placement"]["npu"]:
         console.print(CPU_ONLY)
+    if data["npu_run"]:
+        console.print(f"NPU: {NpuRun(**data['npu_run']).describe()}")
 
     accuracy = Table(title="how close (target vs references)", title_justify="left")
     for column in ("output", "host reference", "quantized model", "fp32 model", "ok"):

@@ -129,6 +129,7 @@ class DeployReport:
     steps: list[StepRecord]
     cache: dict
     placement: dict
+    npu_run: dict | None  # sdk.targets.base.NpuRun.to_json(): what ran the delegates
     outputs: list[OutputCheck]
     timing: list[dict]
     memory: list[dict]
@@ -150,6 +151,7 @@ class DeployReport:
                 "steps": [s.to_json() for s in self.steps],
                 "cache": self.cache,
                 "placement": self.placement,
+                "npu_run": self.npu_run,
                 "outputs": [o.to_json() for o in self.outputs],
                 "timing": self.timing,
                 "memory": {"regions": self.memory, "arenas_after_load": self.arenas},

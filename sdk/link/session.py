@@ -276,6 +276,11 @@ class LinkSession:
                 return got
         return None
 
+    @property
+    def npu_jobs(self) -> int:
+        """Virtual-NPU jobs this session's host has executed for the firmware."""
+        return len(self._jobs_done)
+
     def _npu_job(self, frame: p.Frame, run_seq: int) -> None:
         job = self._payload(frame, p.parse_npu_job)
         if (run_seq, job.job) in self._jobs_done:

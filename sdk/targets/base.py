@@ -84,6 +84,40 @@ class Timing:
         return text
 
 
+@dataclass(frozen=True)
+class NpuRun:
+    """What ran a program's NPU delegates, as the deploy report states it (`npu_run`).
+
+    `driver`: "firmware" when the firmware's Ethos-U driver programmed an NPU (the FVP, a
+    board), "none" when the delegate handed each job to the host's virtual NPU instead (QEMU:
+    the driver is bypassed, so no register is accessed and no interrupt raised). `executor`:
+    what ran the jobs on the host (sdk.vnpu.executor.NPU_EXECUTORS), None for a real NPU.
+    Counts a target does not report are None."""
+
+    executor: str | None
+    driver: str
+    register_accesses: int | None
+    interrupts: int | None
+    jobs: int | None
+
+    def to_json(self) -> dict:
+        return {
+            "executor": self.executor,
+            "driver": self.driver,
+            "register_accesses": self.register_accesses,
+            "interrupts": self.interrupts,
+            "jobs": self.jobs,
+        }
+
+    def describe(self) -> str:
+        if self.driver == "none":
+            return (
+                f"Ethos-U delegate, driver bypassed, on the host's virtual NPU ({self.executor}): "
+                f"{self.jobs} job(s), no register access, no interrupt"
+            )
+        return "Ethos-U55 driver (firmware) on the target's NPU"
+
+
 @dataclass
 class RunReport:
     """The outputs of a passed run and what the target said about it."""
@@ -94,6 +128,7 @@ class RunReport:
     timing: Timing
     memory: MemoryUse | None = None
     log_path: Path | None = None  # the console / link log
+    npu_run: NpuRun | None = None  # None: the program has no NPU delegate
 
 
 class Target(Protocol):

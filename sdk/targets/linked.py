@@ -14,6 +14,7 @@ from sdk.errors import TargetError
 from sdk.firmware.records import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
+from sdk.targets.base import NpuRun
 from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.vnpu.virtual import VirtualNpu
 
@@ -71,3 +72,16 @@ def run_linked(
         if stats.npu_counters:
             record.npu_cycles = stats.npu_cycles
     return arrays, record
+
+
+def npu_run_of(
+    session: LinkSession, program: LoadedProgram, npu_executor: str | None
+) -> NpuRun | None:
+    """What ran the program's delegates in `session`'s runs: the host's virtual NPU when it
+    served jobs (the delegate bypassed the driver), else the firmware's driver on the target's
+    own NPU."""
+    if not program.plan.delegates:
+        return None
+    if session.npu_jobs:
+        return NpuRun(npu_executor or VIRTUAL_NPU_EXECUTOR, "none", 0, 0, session.npu_jobs)
+    return NpuRun(None, "firmware", None, None, None)

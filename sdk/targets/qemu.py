@@ -27,7 +27,7 @@ from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.targets.emulator import ConsoleRun, LinkProcess, Preload, run_process
-from sdk.targets.linked import run_linked
+from sdk.targets.linked import npu_run_of, run_linked
 from sdk.tools import version_line
 
 TIMING_SOURCE = "QEMU instruction count (-icount)"
@@ -172,6 +172,7 @@ class QemuTarget:
                 init_ticks, run_ticks, reported_hz, virtual_npu=bool(program.plan.delegates)
             ),
             memory=record.memory,
+            npu_run=npu_run_of(session, program, options.npu_executor),
             log_path=log_path,
         )
 

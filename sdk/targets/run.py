@@ -21,7 +21,7 @@ from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
 from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import LoadedProgram, TensorInfo, load_program
-from sdk.targets.base import Availability, RunOptions, RunReport, Target
+from sdk.targets.base import Availability, NpuRun, RunOptions, RunReport, Target
 from sdk.targets.emulator import Emulator, Preload
 from sdk.targets.fvp import FvpTarget
 from sdk.targets.host import HostTarget
@@ -124,9 +124,12 @@ def run_preloaded(
     elf = options.firmware or build_firmware(
         board.name, program.path, workdir / "executor_runner.elf"
     )
-    return run_firmware(
+    report = run_firmware(
         emulator, board, elf, *blobs, options.timeout_s, workdir, outputs=program.outputs()
     )
+    if program.plan.delegates:  # the emulator's own NPU, programmed by the firmware's driver
+        report.npu_run = NpuRun(None, "firmware", None, None, None)
+    return report
 
 
 def write_fitting_blobs(

@@ -19,7 +19,7 @@ from sdk.firmware.boards import Board
 from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.linked import run_linked
+from sdk.targets.linked import npu_run_of, run_linked
 
 TIMING_SOURCE = "board measured cycles (SysTick)"
 SERIAL_INSTALL = "connect the board and pass --port URL; `sdk boards` lists the serial ports seen"
@@ -123,5 +123,6 @@ class SerialTarget:
                 npu_cycles=record.npu_cycles,
             ),
             memory=record.memory,
+            npu_run=npu_run_of(session, program, options.npu_executor),
             log_path=log_path,
         )

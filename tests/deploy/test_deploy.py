@@ -137,7 +137,12 @@ def test_the_virtual_npu_runs_the_command_stream_by_default_and_tosa_on_request(
     assert {d["ran_on"] for d in first[2]["placement"]["npu"]} == {
         "virtual NPU (Vela's command stream on the host's functional Ethos-U55 model)"
     }
-    code, _, err = deploy_cli(
+    # The delegate handed its jobs to the host (the driver does not run on QEMU yet): said so.
+    npu_run = first[2]["npu_run"]
+    assert npu_run["executor"] == "command-stream" and npu_run["driver"] == "none"
+    assert npu_run["register_accesses"] == 0 and npu_run["interrupts"] == 0
+    assert npu_run["jobs"] == len(first[2]["placement"]["npu"])
+    code, out, err = deploy_cli(
         capsys, MODEL, "-o", tmp_path / "out", "--json", tmp_path / "r.json",
         "--npu-executor", "tosa",
     )  # fmt: skip
@@ -148,6 +153,8 @@ def test_the_virtual_npu_runs_the_command_stream_by_default_and_tosa_on_request(
     }
     assert report["cache"]["reference"]["hit"] is True  # the same TOSA reference as `first`
     assert report["outputs"][0]["host_reference"]["identical"] is True
+    assert report["npu_run"]["executor"] == "tosa"
+    assert "NPU: Ethos-U delegate, driver bypassed, on the host's virtual NPU (tosa)" in out
 
 
 def test_the_npu_executor_of_a_target_with_an_npu_is_refused(tmp_path, capsys, cache_root):
