@@ -239,10 +239,11 @@ def test_soak_200_runs_without_a_failure(link_programs, qemu_link):
 def test_a_firmware_that_faults_or_hangs_is_a_clear_failure(
     link_programs, qemu_link, tmp_path, hook, message
 ):
-    elf = build_firmware(BOARD, None, tmp_path / f"{hook}.elf", test_hook=hook)
+    pte = link_programs["bmm"]
+    # Built for the program (its kernels alone): the hook is the runner's, not a kernel's.
+    elf = build_firmware(BOARD, pte, tmp_path / f"{hook}.elf", test_hook=hook)
     session = qemu_link(elf, timeouts=Timeouts(connect=0.5))
     session.retries = 2
-    pte = link_programs["bmm"]
     with pytest.raises(TargetError, match=message) as caught:
         run_linked(session, load_program(pte), random_inputs(pte, 0))
     assert caught.value.log_path is not None and caught.value.log_path.is_file()
