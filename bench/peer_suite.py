@@ -435,10 +435,14 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any) -> Outcome:
             outdir=folder / "deploy", cache=cache,
         )  # fmt: skip
         out.cpu_ops_placed = [c["op"] for c in report.placement.get("cpu", [])]
+        placed = {_op_base(op) for op in out.cpu_ops_placed}
+        delegated = [op for op in case.cpu_ops if _op_base(op) not in placed]
+        note = f"ExecuTorch expects on the CPU, delegated here: {delegated}" if delegated else ""
         if not report.passed:
             failure = report.failure or "no outputs compared"
             out.outcome = "mismatch" if failure.startswith(HOST_MISMATCH) else "quality"
             out.detail = failure
+        out.detail = "; ".join(x for x in (out.detail, note) if x)
     except MismatchError as exc:
         out.outcome, out.detail = "mismatch", _one_line(exc)
     except SdkError as exc:
@@ -449,6 +453,12 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any) -> Outcome:
         out.detail = f"{_one_line(exc)} ({Path(frame.filename).name}:{frame.lineno})"
     out.seconds = round(time.monotonic() - start, 1)
     return out
+
+
+def _op_base(op: str) -> str:
+    """`amax` of an edge op's name in ExecuTorch's tests and of a CPU kernel's (aten::amax.out)."""
+    op = op.removeprefix("executorch_exir_dialects_edge__ops_").replace("::", "_")
+    return op.removeprefix("aten_").split(".")[0].rsplit("_default", 1)[0]
 
 
 def _one_line(exc: BaseException) -> str:
