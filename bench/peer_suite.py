@@ -356,7 +356,8 @@ def collect(first: bool, match: str | None = None) -> list[Case]:
 
 def rebuild(test_module: str, function: str, ids: tuple[str, ...]) -> tuple[Any, tuple]:
     """The module and example inputs the test gives its pipeline (for case_N.py files).
-    Non-tensor inputs (scalars, shapes) are bound into a wrapper: the SDK takes tensors."""
+    Non-tensor arguments (scalars, dims) and tensors inside lists (cat's) are bound into a
+    wrapper whose inputs are the tensors alone: the SDK's model inputs are tensors."""
     import torch
 
     record = _call(test_module, function, ids)
@@ -364,31 +365,53 @@ def rebuild(test_module: str, function: str, ids: tuple[str, ...]) -> tuple[Any,
     data = data if isinstance(data, tuple) else (data,)
     if all(isinstance(x, torch.Tensor) for x in data):
         return module, data
-    return _bind(module, data), tuple(x for x in data if isinstance(x, torch.Tensor))
+    tensors: list[torch.Tensor] = []
+    return _bind(module, _template(data, tensors)), tuple(tensors)
+
+
+class _Slot(int):
+    """A tensor's place among the wrapper's inputs, inside the test's argument structure."""
+
+
+def _template(value: Any, tensors: list) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        tensors.append(value)
+        return _Slot(len(tensors) - 1)
+    if isinstance(value, list | tuple):
+        return type(value)(_template(v, tensors) for v in value)
+    return value
+
+
+def _fill(value: Any, tensors: tuple) -> Any:
+    if isinstance(value, _Slot):
+        return tensors[value]
+    if isinstance(value, list | tuple):
+        return type(value)(_fill(v, tensors) for v in value)
+    return value
 
 
 def _bound_class() -> type:
     import torch
 
     class Bound(torch.nn.Module):
-        """Calls `inner` with the test's non-tensor arguments in place, tensors as inputs."""
+        """Calls `inner` with the test's arguments, its tensors taken from the inputs."""
 
-        def __init__(self, inner: torch.nn.Module, data: tuple) -> None:
+        def __init__(self, inner: torch.nn.Module, template: tuple) -> None:
             super().__init__()
             self.inner = inner
-            self.data = data
+            self.template = template
 
         def forward(self, *tensors: torch.Tensor) -> Any:
-            it = iter(tensors)
-            args = [next(it) if isinstance(x, torch.Tensor) else x for x in self.data]
-            return self.inner(*args)
+            return self.inner(*_fill(self.template, tensors))
 
     return Bound
 
 
-def _bind(module: Any, data: tuple) -> Any:
+def _bind(module: Any, template: tuple) -> Any:
     """The wrapper, its class made on first use (torch is imported only with a model)."""
-    return _bound_class()(module, data)
+    return _bound_class()(module, template)
 
 
 CASE_FILE = '''"""Peer suite case: ExecuTorch's {name} (written by bench/peer_suite.py)."""
