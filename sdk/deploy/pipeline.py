@@ -60,6 +60,11 @@ class Entry:
     hit: bool
 
 
+# The failure line of a target whose outputs differ from the host reference (a wrong device
+# result, as opposed to a quantization-quality miss).
+HOST_MISMATCH = "the target differs from the host reference"
+
+
 def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str]:
     """(target, why): `auto` is the FVP when installed, else QEMU with the virtual NPU. The
     target must be available here; said before anything is exported or built."""
@@ -325,7 +330,7 @@ def _compare(
         bad = [c.describe() for c in vs_host if not c.ok]
     except MismatchError as exc:  # count, dtype or shape: nothing to compare output by output
         vs_host, bad = None, [exc.message]
-    host_failure = f"the target differs from the host reference: {'; '.join(bad)}" if bad else None
+    host_failure = f"{HOST_MISMATCH}: {'; '.join(bad)}" if bad else None
     references = {ref: read_arrays(entry / REFERENCE_FILES[ref]) for ref in REFERENCES}
     checks = []
     worst: tuple[float, str] | None = None

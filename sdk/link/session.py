@@ -115,8 +115,12 @@ class LinkSession:
         timeouts: Timeouts | None = None,
         retries: int = 5,
         port_name: str = "the port",
+        console_log: Path | None = None,
     ) -> None:
         self.port = port
+        # A file the emulator also writes the UART's output to (QEMU's chardev logfile): when
+        # it exits on a fault, the socket may be reset before the last bytes are read.
+        self.console_log = console_log
         self.expected_board = board
         self.timeouts = timeouts or Timeouts()
         self.retries = retries
@@ -161,8 +165,12 @@ class LinkSession:
         )
 
     def _check_console_for_fault(self) -> None:
-        """A CPU fault prints its text record between frames: that is the news."""
-        record = parse_record(self.log.console)
+        """A CPU fault prints its text record between frames: that is the news (read from the
+        emulator's copy of the UART's output too, when there is one)."""
+        text = self.log.console
+        if self.console_log is not None and self.console_log.is_file():
+            text += "\n" + self.console_log.read_bytes().decode("latin-1").replace("\x00", "\n")
+        record = parse_record(text)
         if record.fault is not None:
             details = " ".join(f"{k}={v}" for k, v in record.fault.items())
             raise self.fail(f"the firmware faulted: {details}")

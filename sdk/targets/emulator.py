@@ -91,7 +91,8 @@ class LinkProcess:
 
     The listening socket is made here and handed to the emulator as a file descriptor
     (`{fd}` in its command), so there is no port race and no wait for it to start listening:
-    `url` can be opened at once (the emulator waits for it: `wait=on`)."""
+    `url` can be opened at once (the emulator waits for it: `wait=on`). `{console_log}` in the
+    command names a file for the emulator's own copy of the UART's output (`console_log`)."""
 
     def __init__(self, command: list[str], workdir: Path, what: str) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
@@ -103,7 +104,11 @@ class LinkProcess:
         self.listener.listen(1)
         fd = self.listener.fileno()
         self.url = f"socket://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.command = [arg.replace("{fd}", str(fd)) for arg in command]
+        self.console_log = workdir.resolve() / "uart.log"
+        self.command = [
+            arg.replace("{fd}", str(fd)).replace("{console_log}", str(self.console_log))
+            for arg in command
+        ]
         (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
         with open(self.stderr_log, "wb") as err:
             try:

@@ -193,6 +193,7 @@ class QemuTarget:
                 log_path=workdir / "link.log",
                 timeouts=Timeouts(run=run_timeout_s),
                 port_name=qemu.url,
+                console_log=qemu.console_log,
             )
             try:
                 yield session

@@ -48,6 +48,7 @@ def qemu_link(qemu_target, every_kernel_elf, tmp_path):
             log_path=workdir / "link.log",
             timeouts=timeouts or Timeouts(),
             port_name=url,
+            console_log=qemu.console_log,
         )
         stack.callback(session.close)
         return session
