@@ -19,35 +19,51 @@ lowering to let through.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 aten = torch.ops.aten
 
 
-def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
-    """Replace every aten.addmm by beta * input + alpha * (mat1 @ mat2); return how many."""
+def _rewrite(
+    graph_module: torch.fx.GraphModule,
+    matches: Callable[[torch.fx.Node], bool],
+    replacement: Callable[[torch.fx.Graph, torch.fx.Node], torch.fx.Node],
+) -> int:
+    """Replace every node `matches` picks by what `replacement` builds in its place (inserted
+    before it); return how many."""
     graph = graph_module.graph
     count = 0
     for node in list(graph.nodes):
-        if node.op != "call_function" or node.target != aten.addmm.default:
+        if node.op != "call_function" or not matches(node):
             continue
-        bias, mat1, mat2 = node.args[:3]
-        beta = node.kwargs.get("beta", 1)
-        alpha = node.kwargs.get("alpha", 1)
         with graph.inserting_before(node):
-            product = _like(node, graph.call_function(aten.mm.default, (mat1, mat2)))
-            if alpha != 1:
-                product = _like(node, graph.call_function(aten.mul.Tensor, (product, alpha)))
-            if beta != 1:
-                bias = _like(bias, graph.call_function(aten.mul.Tensor, (bias, beta)))
-            total = _like(node, graph.call_function(aten.add.Tensor, (product, bias)))
-        node.replace_all_uses_with(total)
+            new = replacement(graph, node)
+        node.replace_all_uses_with(new)
         graph.erase_node(node)
         count += 1
     if count:
         graph.lint()
         graph_module.recompile()
     return count
+
+
+def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every aten.addmm by beta * input + alpha * (mat1 @ mat2); return how many."""
+
+    def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
+        bias, mat1, mat2 = node.args[:3]
+        beta = node.kwargs.get("beta", 1)
+        alpha = node.kwargs.get("alpha", 1)
+        product = _like(node, graph.call_function(aten.mm.default, (mat1, mat2)))
+        if alpha != 1:
+            product = _like(node, graph.call_function(aten.mul.Tensor, (product, alpha)))
+        if beta != 1:
+            bias = _like(bias, graph.call_function(aten.mul.Tensor, (bias, beta)))
+        return _like(node, graph.call_function(aten.add.Tensor, (product, bias)))
+
+    return _rewrite(graph_module, lambda node: node.target == aten.addmm.default, replacement)
 
 
 _REDUCTIONS = (aten.amax.default, aten.amin.default)
@@ -56,24 +72,18 @@ _REDUCTIONS = (aten.amax.default, aten.amin.default)
 def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
     """Replace every amax/amin to a rank-0 tensor by the same with keepdim=True and a view to
     []; return how many."""
-    graph = graph_module.graph
-    count = 0
-    for node in list(graph.nodes):
+
+    def matches(node: torch.fx.Node) -> bool:
         val = node.meta.get("val")
-        if node.target not in _REDUCTIONS or not isinstance(val, torch.Tensor) or val.dim():
-            continue
+        return node.target in _REDUCTIONS and isinstance(val, torch.Tensor) and val.dim() == 0
+
+    def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         source, dims = node.args[0], node.args[1] if len(node.args) > 1 else []
-        with graph.inserting_before(node):
-            kept = _like(node, graph.call_function(node.target, (source, dims, True)))
-            kept.meta["val"] = val.reshape([1] * source.meta["val"].dim())
-            scalar = _like(node, graph.call_function(aten.view.default, (kept, [])))
-        node.replace_all_uses_with(scalar)
-        graph.erase_node(node)
-        count += 1
-    if count:
-        graph.lint()
-        graph_module.recompile()
-    return count
+        kept = _like(node, graph.call_function(node.target, (source, dims, True)))
+        kept.meta["val"] = node.meta["val"].reshape([1] * source.meta["val"].dim())
+        return _like(node, graph.call_function(aten.view.default, (kept, [])))
+
+    return _rewrite(graph_module, matches, replacement)
 
 
 def _like(model: torch.fx.Node, new: torch.fx.Node) -> torch.fx.Node:
