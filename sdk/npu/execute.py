@@ -122,6 +122,14 @@ def _precision(op: Operation, prefix: str) -> tuple[np.dtype, Layout]:
     return element_dtype(size, signed), layout
 
 
+def _stride(op: Operation, register: str) -> int:
+    """A feature-map stride, signed. Its @addr register holds 40 bits (the payload's 32 and the
+    parameter's 8): Vela writes a negative stride (a reversed axis: flip) as a 40-bit two's
+    complement, high byte 0xFF; a value with the high byte clear is a 32-bit one."""
+    value = _val(op, register, "addr", 0)
+    return as_signed(value, 40 if value >> 32 else 32)
+
+
 def _feature_map(op: Operation, prefix: str, shape: tuple[int, int, int]) -> FeatureMap:
     """The registers' description of IFM, IFM2 or OFM over the given (H, W, C) extent."""
     dtype, layout = _precision(op, prefix)
@@ -134,9 +142,9 @@ def _feature_map(op: Operation, prefix: str, shape: tuple[int, int, int]) -> Fea
         height0=_val(op, f"{prefix}_HEIGHT0_M1", "height_m1") + 1,
         height1=_val(op, f"{prefix}_HEIGHT1_M1", "height_m1", 0) + 1,
         width0=_val(op, f"{prefix}_WIDTH0_M1", "width_m1") + 1,
-        stride_y=as_signed(_val(op, f"{prefix}_STRIDE_Y", "addr", 0), 32),
-        stride_x=as_signed(_val(op, f"{prefix}_STRIDE_X", "addr", 0), 32),
-        stride_c=as_signed(_val(op, f"{prefix}_STRIDE_C", "addr", 0), 32),
+        stride_y=_stride(op, f"{prefix}_STRIDE_Y"),
+        stride_x=_stride(op, f"{prefix}_STRIDE_X"),
+        stride_c=_stride(op, f"{prefix}_STRIDE_C"),
         layout=layout,
         dtype=dtype,
         name=f"operation {op.index} {prefix}",

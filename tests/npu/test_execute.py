@@ -24,7 +24,7 @@ from sdk.vnpu.executor import TosaExecutor
 
 SINGLE_OP = (
     *("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "avgpool_pad", "conv_wide"),
-    *("unary", "order"),
+    *("unary", "order", "flip"),
 )
 MODELS_ALL = (*SINGLE_OP, *TINY, *EXAMPLES)
 # unary INT16: Vela 5.1.0 refuses its transposed convolution (a 48-bit Conv2D output)
