@@ -53,7 +53,7 @@ def run_linked(
         session.connect()
     check_kernels(session, program)
     session.npu_handler = (
-        VirtualNpu(program, tosa_dir, npu_executor=npu_executor or VIRTUAL_NPU_EXECUTOR).handle
+        VirtualNpu(program, tosa_dir, npu_executor=_virtual_npu_executor(npu_executor)).handle
         if program.plan.delegates
         else None
     )
@@ -83,5 +83,10 @@ def npu_run_of(
     if not program.plan.delegates:
         return None
     if session.npu_jobs:
-        return NpuRun(npu_executor or VIRTUAL_NPU_EXECUTOR, "none", 0, 0, session.npu_jobs)
+        return NpuRun(_virtual_npu_executor(npu_executor), "none", 0, 0, session.npu_jobs)
     return NpuRun(None, "firmware", None, None, None)
+
+
+def _virtual_npu_executor(choice: str | None) -> str:
+    """The executor the user chose for the virtual NPU, else its default."""
+    return choice or VIRTUAL_NPU_EXECUTOR

@@ -21,7 +21,7 @@ from sdk.errors import SdkError
 from sdk.link import protocol as p
 from sdk.program.pte import LoadedProgram
 from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
-from sdk.vnpu.executor import NpuExecutor
+from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
 
 if TYPE_CHECKING:
     from sdk.link.session import LinkSession
@@ -41,7 +41,7 @@ class VirtualNpu:
     program: LoadedProgram
     tosa_dir: Path | None = None
     executor: NpuExecutor | None = None
-    npu_executor: str = "command-stream"  # which one `executor` is made as (sdk.vnpu.executor)
+    npu_executor: str = VIRTUAL_NPU_EXECUTOR  # which one `executor` is made as
     jobs_done: int = 0
     _streams: dict[bytes, tuple[int, VelaStream]] = field(default_factory=dict)
 
