@@ -1,7 +1,8 @@
 // Corstone-300's Ethos-U55 for the driver in firmware/ethosu/: registers at SDK_NPU_BASE,
 // IRQ SDK_NPU_IRQ (vector in startup.cpp), a wait bounded by SysTick ticks, Cortex-M55 D-cache
 // maintenance by address. On QEMU (no NPU) the registers read 0: the backend then refuses
-// the program (NoHardware) or, in link mode, takes the host's virtual NPU.
+// the program (NoHardware) or, in link mode, runs on the link's virtual U55, whose interrupt
+// board_npu_pend_irq() raises.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,7 +15,12 @@
 namespace {
 
 constexpr uintptr_t kNvicIser = 0xE000E100;
+constexpr uintptr_t kNvicIspr = 0xE000E200;
 constexpr uintptr_t kNvicIcpr = 0xE000E280;
+constexpr uintptr_t kNvicIpr = 0xE000E400;  // one priority byte per interrupt
+// Lower urgency than the console's RX interrupt (priority 0): the virtual U55's handler waits
+// for the host's answers, which arrive by that interrupt.
+constexpr uint8_t kNpuIrqPriority = 0x80;
 
 volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile uint32_t*>(address); }
 
@@ -55,6 +61,12 @@ ethosu::NpuPlatform board_npu_platform() {
   p.clean_dcache = ethosu::cm55_clean_dcache;  // no-ops with the cache off and under QEMU
   p.invalidate_dcache = ethosu::cm55_invalidate_dcache;
   reg(kNvicIcpr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);  // nothing stale pending
+  *reinterpret_cast<volatile uint8_t*>(kNvicIpr + SDK_NPU_IRQ) = kNpuIrqPriority;
   reg(kNvicIser + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);
   return p;
+}
+
+void board_npu_pend_irq() {
+  reg(kNvicIspr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);
+  __asm volatile("dsb\n isb" ::: "memory");  // taken here, before the caller goes on
 }

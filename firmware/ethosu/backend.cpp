@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "rt/scalar_type.h"
-#include "sha256.h"
 
 namespace ethosu {
 namespace {
@@ -16,11 +15,9 @@ using rt::ul;
 
 Driver g_driver;
 bool g_have_platform = false;
-VirtualNpu* g_virtual = nullptr;
 uint64_t g_cycles = 0;
 
 constexpr size_t kScratchAlign = 16;
-static_assert(kPayloadHashBytes == hostlink::kSha256Size, "the payload hash is a SHA-256");
 
 struct ShapeText {
   char text[96];
@@ -97,12 +94,6 @@ Error init(const rt::BackendInitContext& ctx) {
            "stream and weights in place)");
   RT_TRY(parse_vela_payload(ctx.payload, ctx.payload_size, &state->payload));
   state->delegate_index = static_cast<uint32_t>(ctx.delegate_index);
-  if (!g_driver.present() && g_virtual != nullptr && g_virtual->available()) {
-    // Nothing to check the stream's config against; the host runs it (docs/link.md).
-    state->virtual_npu = true;
-    hostlink::sha256(ctx.payload, ctx.payload_size, state->payload_sha256);
-    return Error::Ok;
-  }
   return g_driver.check_config(state->payload.npu_config, state->payload.npu_id);
 }
 
@@ -157,20 +148,12 @@ Error execute(void* raw_state, rt::KernelContext& ctx, rt::Value* const* args, s
   job.regions[2] = ctx.scratch;  // fast scratch: no dedicated SRAM cache here
   job.region_sizes[2] = v.scratch_size;
   job.num_regions = 3;
-  if (state->virtual_npu) {
-    VirtualNpu* provider = g_virtual;
-    RT_CHECK(provider != nullptr, Error::DelegateFailed,
-             "virtual NPU: the provider this delegate was loaded with is gone");
-    VirtualJob vjob = {state->delegate_index, state->payload_sha256, &state->payload};
-    RT_TRY(provider->run(vjob, ctx.scratch, v.scratch_size));
-  } else {
-    RT_TRY(g_driver.invoke(job));
-  }
+  RT_TRY(g_driver.invoke(job));
   for (uint32_t i = 0; i < v.outputs.count; ++i) {
     IoRecord r = io_record(v.outputs, i);
     if (r.nbytes > 0) memcpy(args[v.inputs.count + i]->u.t->data, ctx.scratch + r.offset, r.nbytes);
   }
-  state->last_cycles = state->virtual_npu ? 0 : g_driver.last_cycles();
+  state->last_cycles = g_driver.last_cycles();
   state->total_cycles += state->last_cycles;
   state->executions++;
   g_cycles += state->last_cycles;
@@ -192,9 +175,6 @@ Error register_backend(const NpuPlatform& platform) {
   g_have_platform = true;
   return Error::Ok;
 }
-
-void set_virtual_npu(VirtualNpu* provider) { g_virtual = provider; }
-VirtualNpu* virtual_npu() { return g_virtual; }
 
 void handle_npu_irq() { g_driver.handle_irq(); }
 

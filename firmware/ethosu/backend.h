@@ -10,11 +10,8 @@
 //   execute  copies the inputs into the scratch at their record offsets, runs the NPU
 //            (region 0 = the weights in place, 1 and 2 = the scratch), copies the outputs out.
 //
-// Virtual mode (docs/link.md "Virtual NPU"): when the NPU is absent (ID or CONFIG reads 0) and
-// a VirtualNpu provider is installed and available at init, the delegate records virtual mode
-// instead of failing with NoHardware (the hardware config check is skipped: there is none) and
-// hashes its payload once. prepare checks the same; execute lays out the scratch as for the
-// NPU, hands the job to the provider (the host link) and copies the outputs out.
+// A board without an NPU (QEMU) runs the same code against a virtual U55: the link's platform
+// (hostlink::Server::virtual_u55_platform) carries the driver's register accesses to the host.
 #pragma once
 
 #include <stddef.h>
@@ -27,46 +24,18 @@
 namespace ethosu {
 
 constexpr const char* kBackendId = "EthosUBackend";
-constexpr size_t kPayloadHashBytes = 32;  // SHA-256
-
-// What a virtual NPU is given for one run of a delegate.
-struct VirtualJob {
-  uint32_t delegate_index;        // in the program's delegate list
-  const uint8_t* payload_sha256;  // kPayloadHashBytes: how the host finds the delegate
-  const VelaPayload* payload;
-};
-
-// Runs a delegate's command stream somewhere else (the host link's server: the host does it).
-class VirtualNpu {
- public:
-  // Whether jobs can be taken at all (asked at init, when the NPU is absent).
-  virtual bool available() = 0;
-  // The scratch holds the inputs at their record offsets; on success it holds the outputs at
-  // theirs. Only [scratch, scratch + scratch_size) (the NPU's region 1) may be touched.
-  virtual rt::Error run(const VirtualJob& job, uint8_t* scratch, size_t scratch_size) = 0;
-
- protected:
-  ~VirtualNpu() = default;
-};
 
 struct BackendState {
   VelaPayload payload;
-  uint64_t last_cycles;   // NPU PMU cycles of the last execute (0 in virtual mode)
+  uint64_t last_cycles;   // NPU PMU cycles of the last execute
   uint64_t total_cycles;  // since init
   uint32_t executions;
   uint32_t delegate_index;
-  bool virtual_npu;       // no NPU: jobs go to the installed VirtualNpu
-  uint8_t payload_sha256[kPayloadHashBytes];  // virtual mode only
 };
 
 // Keep `platform` (copied), set up the driver over it and add the backend to the runtime's
 // registry. Call once, before loading a program; fails when the registry refuses it.
 rt::Error register_backend(const NpuPlatform& platform);
-
-// The provider delegates use when the NPU is absent (nullptr: none; then NoHardware at load).
-// Kept by pointer: it must outlive every method loaded while it was installed.
-void set_virtual_npu(VirtualNpu* provider);
-VirtualNpu* virtual_npu();
 
 // The NPU interrupt: the board's IRQ handler for the NPU (IRQ 56 on Corstone-300) calls this.
 void handle_npu_irq();

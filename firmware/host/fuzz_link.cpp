@@ -11,10 +11,11 @@
 // (a retransmission). The driver's seeds are scripts that load each SEED.pte, set its inputs,
 // run it and read its outputs; each iteration mutates a seed's script or its wire bytes.
 // --write-seeds DIR writes those scripts: a libFuzzer corpus cut from real programs.
-// The Ethos-U backend is registered without an NPU and with the server as its virtual NPU, so
-// a delegated seed's RUN opens virtual NPU jobs: the scripts answer them (NPU_READ, NPU_WRITE,
-// NPU_DONE, a retransmitted RUN and NPU_DONE), which fuzzes the server's nested job loop. The
-// transport never waits, so a job whose requests ran out fails at once (the link "closed").
+// The Ethos-U backend runs on the server's virtual U55, so a delegated seed's LOAD_END and RUN
+// open register exchanges: the scripts answer them (NPU_HASH, NPU_READ, NPU_WRITE, NPU_DONE, a
+// retransmitted RUN and NPU_DONE), which fuzzes the server's nested exchange loop. The
+// transport never waits, so an exchange whose requests ran out fails at once (the link
+// "closed").
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,11 +72,12 @@ hostlink::Server& server() {
   static bool registered = false;
   if (!registered) {
     registered = true;
-    if (ethosu::register_backend(test::absent_npu_platform()) != rt::Error::Ok) {
+    ethosu::NpuPlatform npu =
+        instance.virtual_u55_platform(test::absent_npu_platform(), ethosu::handle_npu_irq);
+    if (ethosu::register_backend(npu) != rt::Error::Ok) {
       fprintf(stderr, "fuzz_link: %s\n", rt::last_error_reason());
       abort();
     }
-    ethosu::set_virtual_npu(&instance.virtual_npu());
   }
   return instance;
 }
@@ -178,6 +180,11 @@ void put_u32(std::vector<uint8_t>& v, uint32_t x) {
   for (int i = 0; i < 4; ++i) v.push_back(static_cast<uint8_t>(x >> (8 * i)));
 }
 
+void put_u64(std::vector<uint8_t>& v, uint64_t x) {
+  put_u32(v, static_cast<uint32_t>(x));
+  put_u32(v, static_cast<uint32_t>(x >> 32));
+}
+
 // A script that loads `program`, sets its inputs (zeros), runs it twice, reads every output,
 // and exercises the other requests.
 std::vector<uint8_t> seed_script(const test::Bytes& program) {
@@ -200,6 +207,13 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
     record(script, hostlink::kLoadData, p);
   }
   record(script, hostlink::kLoadEnd, {});
+  // A delegated program's backend init reads the NPU's ID and CONFIG (register exchanges).
+  for (uint32_t value : {0x10060000u, 0x1807u}) {
+    p.clear();
+    put_u32(p, value);
+    p.resize(8, 0);
+    record(script, hostlink::kNpuDone, p);
+  }
   // The inputs as the program declares them, from a load of our own.
   runner::Session session({{g_metadata, sizeof(g_metadata)}, {g_planned, sizeof(g_planned)},
                            {g_scratch, sizeof(g_scratch)}});
@@ -235,25 +249,37 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
   put_u32(p, 2);
   record(script, hostlink::kRun, p);
   record(script, hostlink::kRun, p, 8);  // retransmitted: a delegate's job is announced again
-  // A delegated program's two jobs (one per iteration), answered as the host would; for any
-  // other program these are refused (no job running).
+  // A delegated program's two invocations (one per iteration), their register exchanges
+  // answered as the host's model would (the driver's reads: ID, CONFIG, STATUS after the reset,
+  // PROT, CMD; the start, with the NPU's memory traffic; in the interrupt STATUS and CMD; the
+  // PMU cycle counter); for any other program these are refused (no exchange open).
+  const uint32_t kAnswers[][2] = {{0x10060000, 0}, {0x1807, 0}, {0, 0}, {3, 0}, {0xC, 0},
+                                  {0, 1},          {0x22, 1},   {0xC, 1}, {0, 0}, {0, 0}};
   for (int job = 0; job < 2; ++job) {
-    p.clear();
-    put_u32(p, 0);
-    put_u32(p, 16);
-    record(script, hostlink::kNpuRead, p);
-    p.clear();
-    put_u32(p, 16);
-    p.resize(p.size() + 16, 0x5A);
-    record(script, hostlink::kNpuWrite, p);
-    p = {0, 0, 0, 0};
-    record(script, hostlink::kNpuDone, p);
+    for (const auto& answer : kAnswers) {
+      if (answer[1] == 1 && answer[0] == 0) {  // the start: the NPU reads and writes memory
+        p.clear();
+        put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
+        put_u32(p, 16);
+        record(script, hostlink::kNpuHash, p);
+        record(script, hostlink::kNpuRead, p);
+        p.clear();
+        put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
+        p.resize(p.size() + 16, 0x5A);
+        record(script, hostlink::kNpuWrite, p);
+      }
+      p.clear();
+      put_u32(p, answer[0]);
+      p.push_back(static_cast<uint8_t>(answer[1]));
+      p.resize(p.size() + 3, 0);
+      record(script, hostlink::kNpuDone, p);
+    }
     record(script, hostlink::kNpuDone, p, 8);  // retransmitted
   }
-  p = {1, 0, 0, 0};
-  const char reason[] = "executor failed";
-  p.insert(p.end(), reason, reason + sizeof(reason) - 1);
-  record(script, hostlink::kNpuDone, p);  // outside a job (or a failing one after mutation)
+  p.clear();
+  put_u32(p, 0);
+  p.resize(8, 0);
+  record(script, hostlink::kNpuDone, p);  // outside an exchange
   p.clear();
   put_u32(p, 2);
   record(script, hostlink::kRun, p, 8);  // a RUN reusing the NPU_DONE's seq

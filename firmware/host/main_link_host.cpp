@@ -2,7 +2,9 @@
 // host side's tests without an emulator.
 //
 //   host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N]
-//             [--scratch-bytes N] --listen 127.0.0.1:PORT
+//             [--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT
+//
+// --npu-fault runs the driver on a test variant of the NPU platform (ethosu/npu_fault.h).
 //
 // PORT 0 picks a free port. Prints "listening on 127.0.0.1:<port>" on stderr, accepts one
 // connection, sends HELLO and serves until the peer closes; then exits 0. A RESET restarts
@@ -21,6 +23,7 @@
 
 #include "backend.h"
 #include "npu_absent.h"
+#include "npu_fault.h"
 #include "platform.h"
 #include "platform_host.h"
 #include "server.h"
@@ -40,7 +43,7 @@ uint8_t* allocate(size_t size) {
 int usage() {
   fprintf(stderr,
           "usage: host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N] "
-          "[--scratch-bytes N] --listen 127.0.0.1:PORT\n");
+          "[--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT\n");
   return 2;
 }
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   size_t slot_bytes = 32u << 20;
   size_t stash_bytes = 16u << 20;  // the inputs kept between runs, as the board's inputs slot
   const char* listen_at = nullptr;
+  ethosu::NpuFault fault = ethosu::NpuFault::None;
   for (int i = 1; i < argc; ++i) {
     bool has_value = i + 1 < argc;
     if (has_value && strcmp(argv[i], "--metadata-bytes") == 0) {
@@ -73,6 +77,9 @@ int main(int argc, char** argv) {
       if (!parse_size(argv[++i], &scratch_bytes)) return usage();
     } else if (has_value && strcmp(argv[i], "--program-slot-bytes") == 0) {
       if (!parse_size(argv[++i], &slot_bytes)) return usage();
+    } else if (has_value && strcmp(argv[i], "--npu-fault") == 0) {
+      fault = ethosu::npu_fault_named(argv[++i]);
+      if (fault == ethosu::NpuFault::None) return usage();
     } else if (has_value && strcmp(argv[i], "--listen") == 0) {
       listen_at = argv[++i];
     } else {
@@ -128,19 +135,24 @@ int main(int argc, char** argv) {
       {nullptr, 0},
       "host",
       "host",
-      "none",
+      "ethos-u55-128",  // absent (ID and CONFIG 0): the link's virtual U55 stands in for it
       0,
       0,
   };
   // The server holds its frame buffers: static, as on the board.
   static hostlink::Server server(transport, config);
   platform_init();
-  // As on QEMU in link mode: no NPU, so delegates take the virtual NPU (the host runs them).
-  if (ethosu::register_backend(test::absent_npu_platform()) != rt::Error::Ok) {
+  // As on QEMU in link mode: no NPU, so the driver runs on the link's virtual U55 (the host's
+  // model answers its registers); its interrupt handler is called at once, as a pended IRQ's.
+  ethosu::NpuPlatform npu =
+      server.virtual_u55_platform(test::absent_npu_platform(), ethosu::handle_npu_irq);
+  if (fault != ethosu::NpuFault::None) {
+    npu = ethosu::faulty_platform(npu, fault);
+  }
+  if (ethosu::register_backend(npu) != rt::Error::Ok) {
     fprintf(stderr, "host_link: %s\n", rt::last_error_reason());
     return 1;
   }
-  ethosu::set_virtual_npu(&server.virtual_npu());
   server.boot();
   server.serve();
   close(peer);

@@ -26,6 +26,21 @@ uint32_t get_u32(const uint8_t* p) {
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
+uint64_t get_u64(const uint8_t* p) {
+  return static_cast<uint64_t>(get_u32(p)) | (static_cast<uint64_t>(get_u32(p + 4)) << 32);
+}
+
+// "0x00000000_12345678": a 64-bit NPU address in a reason (printf has no %llx on the target).
+struct AddressText {
+  char text[24];
+};
+AddressText address_text(uint64_t a) {
+  AddressText t;
+  snprintf(t.text, sizeof(t.text), "0x%08lx_%08lx", ul(static_cast<uint32_t>(a >> 32)),
+           ul(static_cast<uint32_t>(a)));
+  return t;
+}
+
 const char* kind_name(uint8_t kind) {
   switch (kind) {
     case kHello: return "HELLO";
@@ -41,10 +56,11 @@ const char* kind_name(uint8_t kind) {
     case kStats: return "STATS";
     case kReset: return "RESET";
     case kLinkTest: return "LINK_TEST";
-    case kNpuJob: return "NPU_JOB";
+    case kNpuRegs: return "NPU_REGS";
     case kNpuRead: return "NPU_READ";
     case kNpuWrite: return "NPU_WRITE";
     case kNpuDone: return "NPU_DONE";
+    case kNpuHash: return "NPU_HASH";
     case kNak: return "NAK";
     case kError: return "ERROR";
     default: return "unknown";
@@ -128,8 +144,10 @@ void Server::boot() {
   forget_program();
   session_id_ = 0;
   kept_valid_ = false;
-  run_active_ = false;
-  job_open_ = false;
+  serving_ = false;
+  exchange_open_ = false;
+  npu_write_count_ = 0;
+  irq_line_ = false;
   done_valid_ = false;
   deframer_.clear();
   sink_remaining_ = 0;
@@ -179,7 +197,7 @@ void Server::receive(const uint8_t* data, size_t size) {
   rx_size_ = size;
   rx_pos_ = 0;
   uint8_t byte = 0;
-  // A virtual NPU job inside a RUN takes bytes from here too (take_byte), in order.
+  // A virtual U55 exchange inside a request takes bytes from here too (take_byte), in order.
   while (!reset_pending_ && take_byte(&byte)) {
     process_byte(byte);
   }
@@ -239,8 +257,8 @@ void Server::handle_body(const uint8_t* body, size_t size) {
 }
 
 void Server::handle(const Frame& request) {
-  if (job_open_) {
-    handle_in_job(request);
+  if (exchange_open_) {
+    handle_in_exchange(request);
     return;
   }
   // A retransmission: the kept answer, without doing the work again.
@@ -249,8 +267,8 @@ void Server::handle(const Frame& request) {
     transport_.write(kept_wire_, kept_size_);
     return;
   }
-  // The host lost the answer to the NPU_DONE that ended a job; the RUN went on (and may have
-  // been answered since, which took the kept slot). The answer is empty: send it again.
+  // The host lost the answer to the NPU_DONE that ended an exchange; the request went on (and
+  // may have been answered since, which took the kept slot). The answer is empty: again.
   if (done_valid_ && request.kind == kNpuDone && request.seq == done_seq_ &&
       request.session == done_session_) {
     send_small(kNpuDone, request.seq, kFlagResponse, nullptr, 0);
@@ -264,7 +282,20 @@ void Server::handle(const Frame& request) {
                    kind_name(request.kind), ul(request.session), ul(session_id_));
   } else {
     uint64_t start = platform_ticks();
+    serving_ = true;
+    serving_kind_ = request.kind;
+    serving_seq_ = request.seq;
+    serving_exchanges_ = 0;
+    serving_npu_ticks_ = 0;
+    npu_failure_[0] = '\0';
+    // A new request: the last answer is never asked for again, and must not stand in for the
+    // answer to a request inside one of its exchanges.
+    kept_valid_ = false;
     err = dispatch(request, &n);
+    serving_ = false;
+    if (err != rt::Error::Ok && npu_failure_[0] != '\0') {
+      rt::add_context("the virtual U55: %s", npu_failure_);
+    }
     uint64_t ticks = platform_ticks() - start;
     if (request.kind == kLoadBegin || request.kind == kLoadData || request.kind == kLoadEnd ||
         request.kind == kLoadSlot) {
@@ -339,11 +370,12 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
       return on_link_test(request, n);
     case kNpuRead:
     case kNpuWrite:
+    case kNpuHash:
     case kNpuDone:
-      return rt::fail(rt::Error::BadMessage, "%s: no virtual NPU job is running",
+      return rt::fail(rt::Error::BadMessage, "%s: no virtual U55 exchange is open",
                       kind_name(request.kind));
-    case kNpuJob:
-      return rt::fail(rt::Error::BadMessage, "NPU_JOB comes from the firmware, not the host");
+    case kNpuRegs:
+      return rt::fail(rt::Error::BadMessage, "NPU_REGS comes from the firmware, not the host");
     default:
       return rt::fail(rt::Error::BadMessage, "unknown request kind 0x%02x (%s)", request.kind,
                       kind_name(request.kind));
@@ -487,11 +519,6 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   crc_index_ = SIZE_MAX;
   runner::RunTiming timing = {0, 0, 0, 0, 0};
   rt::Error err = rt::Error::Ok;
-  // Virtual NPU jobs of this RUN carry its seq and count from 0 across its iterations.
-  run_active_ = true;
-  run_seq_ = request.seq;
-  run_jobs_ = 0;
-  run_npu_ticks_ = 0;
   for (uint32_t it = 0; it < iterations && err == rt::Error::Ok; ++it) {
     err = restore_inputs();  // outside the timed execute()
     if (err != rt::Error::Ok) {
@@ -510,7 +537,6 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
       timing.iterations = it + 1;
     }
   }
-  run_active_ = false;
   stats_runs_ += timing.iterations;
   stats_run_ticks_ += timing.total_ticks;
   stats_last_run_ticks_ = timing.last_ticks;
@@ -522,7 +548,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   outputs_valid_ = true;
   Writer w(tx_payload(), kMaxPayload);
   w.u32(timing.iterations).u32(platform_tick_hz());
-  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks).u64(run_npu_ticks_);
+  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks).u64(serving_npu_ticks_);
   *n = w.size();
   return rt::Error::Ok;
 }
@@ -563,7 +589,7 @@ rt::Error Server::on_stats(size_t* n) {
   w.u32(platform_tick_hz()).u32(stats_runs_).u64(stats_load_ticks_).u64(stats_input_ticks_);
   w.u64(stats_run_ticks_).u64(stats_last_run_ticks_).u64(stats_output_ticks_);
   // The NPU's own PMU cycle count since the LOAD; 0 (and npu_counters 0) when no hardware NPU
-  // ran: the virtual NPU is not timed.
+  // ran: the virtual U55 is not timed.
   uint64_t npu_cycles = ethosu::npu_cycles();
   w.u32(npu_cycles > 0 ? 1 : 0).u32(0).u64(npu_cycles);
   *n = w.size();
@@ -711,41 +737,77 @@ void Server::send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep) {
   transport_.write(kept_wire_, wire);
 }
 
-// ---- The virtual NPU (docs/link.md "Virtual NPU") -------------------------------------------
+// ---- The virtual Ethos-U55 (docs/link.md "Virtual U55") -------------------------------------
 
-rt::Error Server::run_npu_job(const ethosu::VirtualJob& job, uint8_t* scratch,
-                              size_t scratch_size) {
-  RT_CHECK(run_active_ && !job_open_, rt::Error::Internal,
-           "virtual NPU: a job outside a RUN (or inside another job)");
-  RT_CHECK(scratch != nullptr || scratch_size == 0, rt::Error::Internal,
-           "virtual NPU: no scratch");
+ethosu::NpuPlatform Server::virtual_u55_platform(const ethosu::NpuPlatform& board,
+                                                 void (*raise_irq)(void)) {
+  ethosu::NpuPlatform p = board;
+  p.read32 = u55_read32;
+  p.write32 = u55_write32;
+  p.wait_for_irq = u55_wait_for_irq;
+  p.ctx = this;
+  raise_irq_ = raise_irq;
+  return p;
+}
+
+uint32_t Server::u55_read32(void* ctx, uint32_t offset) {
+  return static_cast<Server*>(ctx)->npu_exchange(offset);
+}
+
+void Server::u55_write32(void* ctx, uint32_t offset, uint32_t value) {
+  auto* server = static_cast<Server*>(ctx);
+  if (server->npu_write_count_ == kMaxNpuWrites) {
+    server->npu_exchange(kNoNpuRead);
+  }
+  if (server->npu_write_count_ < kMaxNpuWrites) {
+    server->npu_writes_[server->npu_write_count_++] = {offset, value};
+  }
+}
+
+// The host executes a started NPU inside the exchange that carries the CMD write: when its
+// answer has not raised the interrupt, none will come (nothing runs on the host between
+// exchanges), so the wait ends at once instead of spending the driver's timeout.
+bool Server::u55_wait_for_irq(void* ctx, const volatile bool* irq_done, uint32_t) {
+  auto* server = static_cast<Server*>(ctx);
+  if (!*irq_done && server->npu_write_count_ > 0) {
+    server->npu_exchange(kNoNpuRead);
+  }
+  return *irq_done;
+}
+
+uint32_t Server::npu_exchange(uint32_t read_offset) {
+  if (npu_failure_[0] != '\0' && serving_) {
+    npu_write_count_ = 0;
+    return 0;  // this request's link to the host failed already: fail fast
+  }
+  if (!serving_ || exchange_open_) {
+    snprintf(npu_failure_, sizeof(npu_failure_), "%s",
+             exchange_open_ ? "a register access inside an exchange"
+                            : "a register access outside a host request (no host to ask)");
+    npu_write_count_ = 0;
+    return 0;
+  }
   uint64_t start = clock_();
-  job_open_ = true;
-  job_done_ = false;
-  job_failed_ = false;
-  job_request_seen_ = false;
-  job_reason_[0] = '\0';
-  job_number_ = run_jobs_++;
-  job_delegate_ = job.delegate_index;
-  job_sha_ = job.payload_sha256;
-  job_scratch_ = scratch;
-  job_scratch_size_ = scratch_size;
-  // The RUN is the newest request: what came before it is never asked for again, and a kept
-  // answer for it must not stand in for a job's requests.
+  npu_read_offset_ = read_offset;
+  exchange_open_ = true;
+  exchange_done_ = false;
+  exchange_request_seen_ = false;
+  exchange_value_ = 0;
+  exchange_irq_ = irq_line_;
   kept_valid_ = false;
-  send_npu_job();
+  send_npu_regs();
   const uint64_t hz = platform_tick_hz();
-  const uint64_t announce_after = kNpuJobAnnounceSeconds * hz;
-  const uint64_t give_up_after = kNpuJobTimeoutSeconds * hz;
+  const uint64_t announce_after = kNpuAnnounceSeconds * hz;
+  const uint64_t give_up_after = kNpuTimeoutSeconds * hz;
   uint64_t last_heard = start;
   uint64_t last_announced = start;
   bool closed = false;
-  while (!job_done_) {
+  while (!exchange_done_) {
     uint8_t byte = 0;
     if (take_byte(&byte)) {
       process_byte(byte);
-      if (job_request_seen_) {
-        job_request_seen_ = false;
+      if (exchange_request_seen_) {
+        exchange_request_seen_ = false;
         last_heard = clock_();
       }
       continue;
@@ -762,7 +824,7 @@ rt::Error Server::run_npu_job(const ethosu::VirtualJob& job, uint8_t* scratch,
     }
     uint64_t quiet_since = last_heard > last_announced ? last_heard : last_announced;
     if (now - quiet_since >= announce_after) {
-      send_npu_job();  // the announcement (or the host's request) may have been lost
+      transport_.write(regs_wire_, regs_wire_size_);  // it (or the host's answer) was lost
       last_announced = now;
     }
     if (!transport_.wait()) {
@@ -770,30 +832,44 @@ rt::Error Server::run_npu_job(const ethosu::VirtualJob& job, uint8_t* scratch,
       break;
     }
   }
-  job_open_ = false;
-  run_npu_ticks_ += clock_() - start;
-  if (!job_done_) {
-    return rt::fail(rt::Error::DelegateFailed, "virtual NPU: the host did not answer%s",
-                    closed ? " (the link closed)" : "");
+  exchange_open_ = false;
+  npu_write_count_ = 0;
+  ++serving_exchanges_;
+  ++exchanges_total_;
+  serving_npu_ticks_ += clock_() - start;
+  if (!exchange_done_) {
+    snprintf(npu_failure_, sizeof(npu_failure_), "the host did not answer NPU_REGS%s",
+             closed ? " (the link closed)" : "");
+    return 0;
   }
-  if (job_failed_) {
-    return rt::fail(rt::Error::DelegateFailed, "virtual NPU: %s", job_reason_);
+  // The NPU's interrupt is level-triggered; the NVIC takes it once per rising edge here.
+  bool rising = exchange_irq_ && !irq_line_;
+  irq_line_ = exchange_irq_;
+  if (rising && raise_irq_ != nullptr) {
+    raise_irq_();
   }
-  return rt::Error::Ok;
+  return exchange_value_;
 }
 
-void Server::send_npu_job() {
-  uint8_t payload[kNpuJobPayloadSize];
-  Writer w(payload, sizeof(payload));
-  w.u16(static_cast<uint16_t>(job_delegate_ > UINT16_MAX ? UINT16_MAX : job_delegate_));
-  w.u16(job_number_).u32(static_cast<uint32_t>(job_scratch_size_)).put(job_sha_, kSha256Size);
-  send_small(kNpuJob, run_seq_, 0, payload, w.size());  // flags 0: not a response
+void Server::send_npu_regs() {
+  uint8_t body[kMinBody + kNpuRegsHeaderSize + 8 * kMaxNpuWrites];
+  Writer w(body + kHeaderSize, kNpuRegsHeaderSize + 8 * kMaxNpuWrites);
+  w.u16(serving_exchanges_).u16(static_cast<uint16_t>(npu_write_count_)).u32(npu_read_offset_);
+  for (size_t i = 0; i < npu_write_count_; ++i) {
+    w.u32(npu_writes_[i].offset).u32(npu_writes_[i].value);
+  }
+  // flags 0: not a response; seq: the request being served
+  size_t n = build_body(kNpuRegs, serving_seq_, session_id_, 0, body + kHeaderSize, w.size(),
+                        body, sizeof(body));
+  regs_wire_size_ = n == 0 ? 0 : encode_wire(body, n, regs_wire_, sizeof(regs_wire_));
+  transport_.write(regs_wire_, regs_wire_size_);
 }
 
-void Server::handle_in_job(const Frame& request) {
-  job_request_seen_ = true;
-  if (request.kind == kRun && request.seq == run_seq_ && request.session == session_id_) {
-    send_npu_job();  // the host never saw the announcement
+void Server::handle_in_exchange(const Frame& request) {
+  exchange_request_seen_ = true;
+  if (request.kind == serving_kind_ && request.seq == serving_seq_ &&
+      request.session == session_id_) {
+    transport_.write(regs_wire_, regs_wire_size_);  // the host never saw NPU_REGS
     return;
   }
   if (kept_valid_ && request.seq == kept_seq_ && request.kind == kept_kind_ &&
@@ -801,7 +877,7 @@ void Server::handle_in_job(const Frame& request) {
     transport_.write(kept_wire_, kept_size_);
     return;
   }
-  // The previous job's NPU_DONE again (its answer was lost): never this job's end.
+  // The previous exchange's NPU_DONE again (its answer was lost): never this one's end.
   if (done_valid_ && request.kind == kNpuDone && request.seq == done_seq_ &&
       request.session == done_session_) {
     send_small(kNpuDone, request.seq, kFlagResponse, nullptr, 0);
@@ -817,13 +893,16 @@ void Server::handle_in_job(const Frame& request) {
     err = on_npu_read(request, &n);
   } else if (request.kind == kNpuWrite) {
     err = on_npu_write(request, &n);
+  } else if (request.kind == kNpuHash) {
+    err = on_npu_hash(request, &n);
   } else if (request.kind == kNpuDone) {
     err = on_npu_done(request, &n);
   } else {
     err = rt::fail(rt::Error::BadMessage,
-                   "%s: a virtual NPU job is running (delegate %lu, job %u of the RUN seq %u): "
-                   "only NPU_READ, NPU_WRITE, NPU_DONE",
-                   kind_name(request.kind), ul(job_delegate_), job_number_, run_seq_);
+                   "%s: a virtual U55 exchange is open (exchange %u of the %s seq %u): only "
+                   "NPU_READ, NPU_WRITE, NPU_HASH, NPU_DONE",
+                   kind_name(request.kind), serving_exchanges_, kind_name(serving_kind_),
+                   serving_seq_);
   }
   kept_kind_ = request.kind;
   kept_seq_ = request.seq;
@@ -835,60 +914,89 @@ void Server::handle_in_job(const Frame& request) {
   send(request.kind, request.seq, n, true);
 }
 
+uint8_t* Server::npu_memory(uint64_t address, uint64_t length, bool write) const {
+  struct Window {
+    const uint8_t* data;
+    size_t size;
+    bool writable;
+  };
+  const Window windows[] = {
+      {config_.program_slot.data, config_.program_slot.size, true},
+      {config_.embedded_program.data, config_.embedded_program.size, false},
+      {config_.memory.planned.data, config_.memory.planned.size, true},
+      {config_.memory.scratch.data, config_.memory.scratch.size, true},
+      {config_.input_stash.data, config_.input_stash.size, true},
+  };
+  for (const Window& w : windows) {
+    uint64_t base = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(w.data));
+    if (w.data == nullptr || address < base || address - base > w.size ||
+        length > w.size - (address - base)) {
+      continue;
+    }
+    if (write && !w.writable) {
+      return nullptr;
+    }
+    return const_cast<uint8_t*>(w.data) + (address - base);
+  }
+  return nullptr;
+}
+
 rt::Error Server::on_npu_read(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 8));
-  uint32_t offset = get_u32(request.payload);
-  uint32_t length = get_u32(request.payload + 4);
+  RT_TRY(expect_size(request, 12));
+  uint64_t address = get_u64(request.payload);
+  uint32_t length = get_u32(request.payload + 8);
   RT_CHECK(length <= kMaxPayload, rt::Error::BadMessage,
            "NPU_READ of %lu bytes: at most %lu per request", ul(length), ul(kMaxPayload));
-  RT_CHECK(offset <= job_scratch_size_ && length <= job_scratch_size_ - offset,
-           rt::Error::BadMessage, "NPU_READ of %lu bytes at offset %lu passes the %lu-byte scratch",
-           ul(length), ul(offset), ul(job_scratch_size_));
+  const uint8_t* data = npu_memory(address, length, false);
+  RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
+           "NPU_READ of %lu bytes at %s: outside the memory the NPU may reach", ul(length),
+           address_text(address).text);
   if (length > 0) {
-    memcpy(tx_payload(), job_scratch_ + offset, length);
+    memcpy(tx_payload(), data, length);
   }
   *n = length;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_npu_write(const Frame& request, size_t* n) {
-  RT_CHECK(request.length >= 4, rt::Error::BadMessage,
-           "NPU_WRITE payload is %lu bytes, shorter than its 4-byte offset", ul(request.length));
-  uint32_t offset = get_u32(request.payload);
-  size_t length = request.length - 4;
-  RT_CHECK(offset <= job_scratch_size_ && length <= job_scratch_size_ - offset,
-           rt::Error::BadMessage,
-           "NPU_WRITE of %lu bytes at offset %lu passes the %lu-byte scratch", ul(length),
-           ul(offset), ul(job_scratch_size_));
+  RT_CHECK(request.length >= 8, rt::Error::BadMessage,
+           "NPU_WRITE payload is %lu bytes, shorter than its 8-byte address", ul(request.length));
+  uint64_t address = get_u64(request.payload);
+  size_t length = request.length - 8;
+  uint8_t* data = npu_memory(address, length, true);
+  RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
+           "NPU_WRITE of %lu bytes at %s: outside the memory the NPU may write", ul(length),
+           address_text(address).text);
   if (length > 0) {
-    memcpy(job_scratch_ + offset, request.payload + 4, length);
+    memcpy(data, request.payload + 8, length);
   }
   Writer(tx_payload(), kMaxPayload).u32(static_cast<uint32_t>(length));
   *n = 4;
   return rt::Error::Ok;
 }
 
+rt::Error Server::on_npu_hash(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, 12));
+  uint64_t address = get_u64(request.payload);
+  uint32_t length = get_u32(request.payload + 8);
+  const uint8_t* data = npu_memory(address, length, false);
+  RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
+           "NPU_HASH of %lu bytes at %s: outside the memory the NPU may reach", ul(length),
+           address_text(address).text);
+  sha256(data, length, tx_payload());
+  *n = kSha256Size;
+  return rt::Error::Ok;
+}
+
 rt::Error Server::on_npu_done(const Frame& request, size_t* n) {
-  RT_CHECK(request.length >= 4, rt::Error::BadMessage,
-           "NPU_DONE payload is %lu bytes, shorter than its 4-byte header", ul(request.length));
+  RT_TRY(expect_size(request, 8));
   const uint8_t* p = request.payload;
-  RT_CHECK(p[0] <= 1, rt::Error::BadMessage, "NPU_DONE status %u, expected 0 (ok) or 1 (failed)",
-           p[0]);
-  RT_CHECK(p[1] == 0 && p[2] == 0 && p[3] == 0, rt::Error::BadMessage,
+  RT_CHECK(p[4] <= 1, rt::Error::BadMessage, "NPU_DONE irq %u, expected 0 or 1", p[4]);
+  RT_CHECK(p[5] == 0 && p[6] == 0 && p[7] == 0, rt::Error::BadMessage,
            "NPU_DONE: reserved bytes are not 0");
-  if (p[0] == 1) {
-    size_t length = request.length - 4;
-    length = length < sizeof(job_reason_) - 1 ? length : sizeof(job_reason_) - 1;
-    for (size_t i = 0; i < length; ++i) {
-      job_reason_[i] = static_cast<char>(printable(static_cast<char>(p[4 + i])));
-    }
-    job_reason_[length] = '\0';
-    if (length == 0) {
-      snprintf(job_reason_, sizeof(job_reason_), "the host's executor failed (no reason given)");
-    }
-    job_failed_ = true;
-  }
-  job_done_ = true;
+  exchange_value_ = npu_read_offset_ == kNoNpuRead ? 0 : get_u32(p);
+  exchange_irq_ = p[4] == 1;
+  exchange_done_ = true;
   done_valid_ = true;
   done_seq_ = request.seq;
   done_session_ = request.session;

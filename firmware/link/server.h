@@ -30,10 +30,11 @@ enum Kind : uint8_t {
   kStats = 0x40,
   kReset = 0x50,
   kLinkTest = 0x60,
-  kNpuJob = 0x70,
+  kNpuRegs = 0x70,
   kNpuRead = 0x71,
   kNpuWrite = 0x72,
   kNpuDone = 0x73,
+  kNpuHash = 0x74,
   kNak = 0x7E,
   kError = 0x7F,
 };
@@ -41,11 +42,16 @@ enum Kind : uint8_t {
 constexpr size_t kTensorHeaderSize = 48;
 // Inputs whose progress the server tracks; a program with more is refused at load.
 constexpr size_t kMaxInputs = 64;
-constexpr size_t kNpuJobPayloadSize = 2 + 2 + 4 + kSha256Size;
-// A virtual NPU job (docs/link.md): NPU_JOB again after this long without a request from the
-// host, and the delegate fails after this long.
-constexpr uint32_t kNpuJobAnnounceSeconds = 1;
-constexpr uint32_t kNpuJobTimeoutSeconds = 60;
+// The virtual Ethos-U55 (docs/link.md "Virtual U55"): the driver's register writes wait in a
+// batch of at most kMaxNpuWrites; a read, the wait for the interrupt or a full batch sends them
+// (NPU_REGS, with the read's offset or kNoNpuRead) and waits for the host's NPU_DONE. NPU_REGS
+// again after kNpuAnnounceSeconds without a request from the host; after kNpuTimeoutSeconds
+// the exchange fails.
+constexpr size_t kMaxNpuWrites = 32;
+constexpr size_t kNpuRegsHeaderSize = 8;  // u16 exchange, u16 writes, u32 read offset
+constexpr uint32_t kNoNpuRead = 0xFFFFFFFFu;
+constexpr uint32_t kNpuAnnounceSeconds = 1;
+constexpr uint32_t kNpuTimeoutSeconds = 60;
 
 struct ServerConfig {
   runner::RunnerMemory memory;
@@ -75,11 +81,15 @@ class Server {
   // Read and handle until the transport says nothing can come any more.
   void serve();
 
-  // The Ethos-U backend's provider when the NPU is absent: jobs become NPU_JOB exchanges with
-  // the host during a RUN. Install it (ethosu::set_virtual_npu) before boot().
-  ethosu::VirtualNpu& virtual_npu() { return virtual_npu_; }
+  // The platform of a virtual Ethos-U55 for a board whose NPU is absent: `board`'s, with the
+  // register reads and writes and the interrupt wait going over the link to the host's model
+  // of the U55 (the unchanged driver runs). `raise_irq` makes the board take the NPU's
+  // interrupt (pends it: the real handler runs, and calls ethosu::handle_npu_irq()); it is
+  // called when the host's answer shows the NPU's IRQ line rising.
+  ethosu::NpuPlatform virtual_u55_platform(const ethosu::NpuPlatform& board,
+                                           void (*raise_irq)(void));
 
-  // Time for the virtual NPU's timeouts and virtual_npu_ticks, in platform_tick_hz() units
+  // Time for the virtual U55's timeouts and virtual_npu_ticks, in platform_tick_hz() units
   // (default platform_ticks; tests inject a clock that moves when the transport waits).
   void set_clock(uint64_t (*ticks)(void)) { clock_ = ticks; }
 
@@ -87,35 +97,35 @@ class Server {
   uint32_t session() const { return session_id_; }
   bool program_loaded() const { return runner_.loaded(); }
   uint32_t runs() const { return stats_runs_; }
-  bool npu_job_open() const { return job_open_; }
+  bool npu_exchange_open() const { return exchange_open_; }
+  uint32_t npu_exchanges() const { return exchanges_total_; }
 
  private:
   enum class LoadState : uint8_t { Idle, Receiving };
-
-  class VirtualNpuPort final : public ethosu::VirtualNpu {
-   public:
-    explicit VirtualNpuPort(Server& server) : server_(server) {}
-    bool available() override { return true; }  // the link is served whenever we exist
-    rt::Error run(const ethosu::VirtualJob& job, uint8_t* scratch, size_t size) override {
-      return server_.run_npu_job(job, scratch, size);
-    }
-
-   private:
-    Server& server_;
-  };
 
   // Bytes in arrival order: the rest of the chunk receive() was given, then what the job loop
   // read from the transport itself (a job ends anywhere in a chunk; the rest is handled after).
   bool take_byte(uint8_t* byte);
   void process_byte(uint8_t byte);
-  // The nested serve loop of one virtual NPU job.
-  rt::Error run_npu_job(const ethosu::VirtualJob& job, uint8_t* scratch, size_t scratch_size);
-  void send_npu_job();
-  // A request while a job is open: only NPU_READ/WRITE/DONE (a retransmitted RUN re-announces).
-  void handle_in_job(const Frame& request);
+  // The virtual U55's platform hooks (ctx: the server).
+  static uint32_t u55_read32(void* ctx, uint32_t offset);
+  static void u55_write32(void* ctx, uint32_t offset, uint32_t value);
+  static bool u55_wait_for_irq(void* ctx, const volatile bool* irq_done, uint32_t timeout_us);
+  // Send the batched writes and a read (kNoNpuRead: none) and serve the host until its
+  // NPU_DONE: the nested serve loop of one exchange. Returns the value read (0 on failure,
+  // which is remembered in npu_failure_ and reported with the request's error).
+  uint32_t npu_exchange(uint32_t read_offset);
+  void send_npu_regs();
+  // A request while an exchange is open: only NPU_READ/WRITE/HASH/DONE (the retransmitted
+  // request being served makes the firmware send NPU_REGS again).
+  void handle_in_exchange(const Frame& request);
   rt::Error on_npu_read(const Frame& request, size_t* n);
   rt::Error on_npu_write(const Frame& request, size_t* n);
+  rt::Error on_npu_hash(const Frame& request, size_t* n);
   rt::Error on_npu_done(const Frame& request, size_t* n);
+  // [address, address + length) inside memory the firmware lets the NPU reach (its arenas and
+  // program slot; the embedded program read-only): the bytes, else nullptr (a bus error).
+  uint8_t* npu_memory(uint64_t address, uint64_t length, bool write) const;
 
   void handle_body(const uint8_t* body, size_t size);
   void handle(const Frame& request);
@@ -148,7 +158,6 @@ class Server {
 
   Transport& transport_;
   ServerConfig config_;
-  VirtualNpuPort virtual_npu_{*this};
   uint64_t (*clock_)(void) = platform_ticks;
   runner::Session runner_;
   Deframer deframer_;
@@ -203,23 +212,37 @@ class Server {
   size_t rx_chunk_size_ = 0;
   size_t rx_chunk_pos_ = 0;
 
-  // The RUN being served (its jobs carry its seq) and the virtual NPU job open in it.
-  bool run_active_ = false;
-  uint16_t run_seq_ = 0;
-  uint16_t run_jobs_ = 0;          // jobs announced in this RUN
-  uint64_t run_npu_ticks_ = 0;     // ticks inside run_npu_job in this RUN
-  bool job_open_ = false;
-  bool job_done_ = false;
-  bool job_failed_ = false;
-  bool job_request_seen_ = false;  // a request arrived since the last look (the timeouts)
-  uint16_t job_number_ = 0;
-  uint32_t job_delegate_ = 0;
-  const uint8_t* job_sha_ = nullptr;
-  uint8_t* job_scratch_ = nullptr;
-  size_t job_scratch_size_ = 0;
-  char job_reason_[160] = {};
-  // The last NPU_DONE taken: its retransmission after the job (and maybe the RUN) ended is
-  // answered again (its response is empty), not refused.
+  // The request being served: the virtual U55's exchanges carry its seq (they happen inside
+  // it: a LOAD's backend init, a RUN's delegates).
+  bool serving_ = false;
+  uint8_t serving_kind_ = 0;
+  uint16_t serving_seq_ = 0;
+  uint16_t serving_exchanges_ = 0;  // exchanges in this request, numbered from 0
+  uint64_t serving_npu_ticks_ = 0;  // ticks inside exchanges in this request
+  // The virtual U55: its platform's interrupt hook, the batched writes, the open exchange.
+  void (*raise_irq_)(void) = nullptr;
+  struct NpuWrite {
+    uint32_t offset;
+    uint32_t value;
+  };
+  NpuWrite npu_writes_[kMaxNpuWrites] = {};
+  size_t npu_write_count_ = 0;
+  uint32_t npu_read_offset_ = kNoNpuRead;
+  // NPU_REGS as sent (sent again as it is when the host is quiet).
+  uint8_t regs_wire_[cobs_max_encoded(kMinBody + kNpuRegsHeaderSize + 8 * kMaxNpuWrites) + 2];
+  size_t regs_wire_size_ = 0;
+  bool irq_line_ = false;           // the NPU's IRQ line as the host last said
+  bool exchange_open_ = false;
+  bool exchange_done_ = false;
+  bool exchange_request_seen_ = false;  // a request arrived since the last look (the timeouts)
+  uint32_t exchange_value_ = 0;
+  bool exchange_irq_ = false;
+  uint32_t exchanges_total_ = 0;
+  // Why an exchange of this request failed (then the rest fail at once and the request's
+  // error says it); empty: none did.
+  char npu_failure_[120] = {};
+  // The last NPU_DONE taken: its retransmission after the exchange (and maybe the request)
+  // ended is answered again (its response is empty), not refused.
   bool done_valid_ = false;
   uint16_t done_seq_ = 0;
   uint32_t done_session_ = 0;

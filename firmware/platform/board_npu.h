@@ -8,3 +8,7 @@
 // Enables the NPU's interrupt (its handler calls ethosu::handle_npu_irq()) and returns the
 // platform for ethosu::register_backend().
 ethosu::NpuPlatform board_npu_platform();
+
+// Makes the NPU's interrupt pending, as the NPU's IRQ line would (the virtual U55's raise_irq:
+// the board's real handler then runs).
+void board_npu_pend_irq();

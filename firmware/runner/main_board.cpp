@@ -3,12 +3,14 @@
 //   (or is linked in, embed=1), one run, the `@sdk` text record, exit;
 // - otherwise the host link: HELLO, then serve requests on the console UART for ever.
 // Both register the Ethos-U backend on the board's NPU platform; without an NPU (QEMU) the
-// link mode also installs the server as the backend's virtual NPU (docs/link.md).
+// link mode registers it on the link's virtual U55 instead: the same driver, its register
+// accesses answered by the host's model of the U55 (docs/link.md "Virtual U55").
 #include <stdint.h>
 
 #include "backend.h"
 #include "board_config.h"
 #include "board_npu.h"
+#include "npu_fault.h"
 #include "platform.h"
 #include "record.h"
 #include "runner.h"
@@ -73,6 +75,22 @@ void run_test_hook() {
 #endif
 }
 
+// Test variants (scons test_hook=npu_<fault>): the NPU platform with one bug built in, to prove
+// that a run on it fails or gives a wrong result (ethosu/npu_fault.h).
+ethosu::NpuPlatform with_test_fault(const ethosu::NpuPlatform& platform) {
+#if defined(SDK_TEST_HOOK_NPU_WRONG_BASE)
+  return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongBase);
+#elif defined(SDK_TEST_HOOK_NPU_WRONG_REGION)
+  return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongRegion);
+#elif defined(SDK_TEST_HOOK_NPU_WRONG_QSIZE)
+  return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongQsize);
+#elif defined(SDK_TEST_HOOK_NPU_NO_START)
+  return ethosu::faulty_platform(platform, ethosu::NpuFault::NoStart);
+#else
+  return platform;
+#endif
+}
+
 rt::ConstBytes embedded_program() {
 #ifdef SDK_EMBEDDED_PROGRAM
   return rt::ConstBytes{sdk_embedded_program, sdk_embedded_program_size};
@@ -89,10 +107,12 @@ runner::RunnerMemory runner_memory() {
   };
 }
 
+bool npu_present() { return npu_register(0) != 0 && npu_register(kNpuConfigOffset) != 0; }
+
 // Before anything loads: a delegated program needs the backend (the runtime resolves delegates
 // first, so without it every such program would be BackendMissing).
-rt::Error register_npu() {
-  rt::Error err = ethosu::register_backend(board_npu_platform());
+rt::Error register_npu(const ethosu::NpuPlatform& platform) {
+  rt::Error err = ethosu::register_backend(with_test_fault(platform));
   if (err != rt::Error::Ok) {
     rt::add_context("registering the Ethos-U backend");
   }
@@ -104,7 +124,7 @@ int run_preloaded() {
   runner::begin(SDK_BOARD_NAME);
   log_npu();
   run_test_hook();
-  rt::Error npu_err = register_npu();  // no virtual NPU here: there is no host to ask
+  rt::Error npu_err = register_npu(board_npu_platform());  // no host to ask: no virtual U55
   if (npu_err != rt::Error::Ok) {
     return runner::report_error(npu_err);
   }
@@ -146,7 +166,9 @@ hostlink::PlatformTransport g_transport;
       npu_register(kNpuConfigOffset),
   };
   static hostlink::Server server(g_transport, config);
-  rt::Error err = register_npu();
+  ethosu::NpuPlatform npu = board_npu_platform();
+  rt::Error err = register_npu(npu_present() ? npu
+                                             : server.virtual_u55_platform(npu, board_npu_pend_irq));
   if (err != rt::Error::Ok) {
     // The link still serves CPU programs; a delegated one then fails to load with the runtime's
     // BackendMissing.
@@ -154,7 +176,6 @@ hostlink::PlatformTransport g_transport;
     line.text("executor_runner: ").text(rt::error_name(err)).text(": ");
     line.text(rt::last_error_reason()).end();
   }
-  ethosu::set_virtual_npu(&server.virtual_npu());  // used only while the NPU reads absent
   server.boot();
   for (;;) {
     server.serve();  // returns only when the transport has closed, which a UART never does

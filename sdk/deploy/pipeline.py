@@ -380,7 +380,7 @@ def _placement(
     from sdk.program.pte import operator_name
 
     executor = "Ethos-U55" + (" (FVP)" if target == "fvp" else "") if npu else (
-        f"virtual NPU ({NPU_EXECUTORS[npu_executor]})"
+        f"Ethos-U55 driver (firmware) on a virtual U55 ({NPU_EXECUTORS[npu_executor]})"
     )  # fmt: skip
     delegates = []
     for d in export_report.get("delegates", []):

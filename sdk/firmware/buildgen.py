@@ -17,7 +17,10 @@ from sdk.files import write_if_changed
 from sdk.firmware.boards import Board
 from sdk.paths import KERNELS_DIR, REPO_ROOT
 
-TEST_HOOKS = ("none", "hang", "fault", "stack")
+# Test variants of the firmware: a hang, a CPU fault, a stack overflow at boot; the NPU platform
+# with one bug built in (npu_<fault>: firmware/ethosu/npu_fault.h).
+NPU_FAULTS = ("wrong_base", "wrong_region", "wrong_qsize", "no_start")
+TEST_HOOKS = ("none", "hang", "fault", "stack", *(f"npu_{f}" for f in NPU_FAULTS))
 # SConstruct's defaults for `flatc=` and `flatbuffers_root=`: Debian's flatc and the headers
 # it matches (flatbuffers-compiler, libflatbuffers-dev).
 FLATC = "/usr/bin/flatc"

@@ -42,10 +42,11 @@ class Kind(enum.IntEnum):
     STATS = 0x40
     RESET = 0x50
     LINK_TEST = 0x60
-    NPU_JOB = 0x70
+    NPU_REGS = 0x70
     NPU_READ = 0x71
     NPU_WRITE = 0x72
     NPU_DONE = 0x73
+    NPU_HASH = 0x74
     NAK = 0x7E
     ERROR = 0x7F
 
@@ -278,29 +279,38 @@ def parse_error(payload: bytes) -> ErrorReply:
     )
 
 
+NO_NPU_READ = 0xFFFFFFFF  # NPU_REGS without a read
+
+
 @dataclass(frozen=True)
-class NpuJob:
-    delegate_index: int
-    job: int
-    scratch_size: int
-    payload_sha256: bytes
+class NpuRegs:
+    """One register exchange of the virtual U55: the driver's writes in order, then a read
+    (its register offset) or none."""
+
+    exchange: int  # numbered from 0 within the request being served
+    writes: tuple[tuple[int, int], ...]  # (register offset, value)
+    read: int | None
 
 
-def parse_npu_job(payload: bytes) -> NpuJob:
-    r = _Reader(payload, "NPU_JOB")
-    delegate, job, scratch = r.take("HHI")
-    (sha,) = r.take("32s")
+def parse_npu_regs(payload: bytes) -> NpuRegs:
+    r = _Reader(payload, "NPU_REGS")
+    exchange, count, read = r.take("HHI")
+    writes = tuple(r.take("II") for _ in range(count))
     r.end()
-    return NpuJob(delegate, job, scratch, sha)
+    return NpuRegs(exchange, writes, None if read == NO_NPU_READ else read)
 
 
-def npu_read(offset: int, length: int) -> bytes:
-    return struct.pack("<II", offset, length)
+def npu_memory(address: int, length: int) -> bytes:
+    """NPU_READ and NPU_HASH: `u64 address`, `u32 length`."""
+    return struct.pack("<QI", address, length)
 
 
-def npu_done(ok: bool, reason: str = "") -> bytes:
-    text = reason.encode("ascii", "replace")[: MAX_PAYLOAD - 4]
-    return struct.pack("<B3x", 0 if ok else 1) + text
+def npu_write(address: int, data: bytes) -> bytes:
+    return struct.pack("<Q", address) + data
+
+
+def npu_done(value: int, irq: bool) -> bytes:
+    return struct.pack("<IB3x", value, 1 if irq else 0)
 
 
 def load_begin(size: int, sha256: bytes) -> bytes:

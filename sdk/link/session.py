@@ -135,9 +135,10 @@ class LinkSession:
         self._loaded_sha: bytes | None = None
         self._loaded: p.Loaded | None = None
         self.phase = "connect"
-        # Who executes the firmware's virtual-NPU jobs (sdk.vnpu.virtual.VirtualNpu.handle).
-        self.npu_handler: Callable[[LinkSession, p.NpuJob], None] | None = None
-        self._jobs_done: set[tuple[int, int]] = set()
+        # Who answers the firmware's register exchanges with a virtual U55 (sdk.vnpu.u55): the
+        # value read and whether the NPU's IRQ line is high. None: an absent NPU (reads 0).
+        self.npu_handler: Callable[[LinkSession, p.NpuRegs], tuple[int, bool]] | None = None
+        self._exchanges_done: set[tuple[int, int]] = set()
 
     # ---- context manager ---------------------------------------------------------------------
 
@@ -253,14 +254,22 @@ class LinkSession:
 
     def _await(self, kind: Kind, seq: int, timeout: float) -> p.Frame | None:
         """The response to request `seq`, or None when it is time to retransmit (a timeout,
-        a corrupt frame, a NAK). A reset or an ERROR reply raises."""
+        a corrupt frame, a NAK). A reset or an ERROR reply raises. The virtual U55's register
+        exchanges inside the request are answered on the way (each restarts the wait)."""
+        while True:
+            got = self._await_once(kind, seq, timeout)
+            if got is not True:
+                return got
+
+    def _await_once(self, kind: Kind, seq: int, timeout: float) -> p.Frame | bool | None:
+        """As _await; True after answering a register exchange of request `seq`."""
         for got in self._frames(time.monotonic() + timeout):
             if got is None:
                 return None  # a corrupt frame (maybe our response): ask again
-            if got.kind == Kind.NPU_JOB and not got.response and kind == Kind.RUN:
+            if got.kind == Kind.NPU_REGS and not got.response:
                 if got.seq == seq and got.session == self.session:
-                    self._npu_job(got, seq)
-                    return self._await(kind, seq, timeout)  # the RUN goes on: wait anew
+                    self._npu_exchange(got, seq)
+                    return True  # the request goes on: wait anew
                 continue
             if got.kind == Kind.HELLO:
                 self.hello = p.parse_info(got.payload)
@@ -284,52 +293,51 @@ class LinkSession:
                 return got
         return None
 
-    @property
-    def npu_jobs(self) -> int:
-        """Virtual-NPU jobs this session's host has executed for the firmware."""
-        return len(self._jobs_done)
+    def _npu_exchange(self, frame: p.Frame, request_seq: int) -> None:
+        regs = self._payload(frame, p.parse_npu_regs)
+        if (request_seq, regs.exchange) in self._exchanges_done:
+            return  # announced again after we answered it (our NPU_DONE crossed it)
+        phase = self.phase
+        value, irq = (0, False) if self.npu_handler is None else self.npu_handler(self, regs)
+        self.phase = "virtual U55 done"
+        self._request(Kind.NPU_DONE, p.npu_done(value, irq), self.timeouts.transfer)
+        self.phase = phase
+        self._exchanges_done.add((request_seq, regs.exchange))
 
-    def _npu_job(self, frame: p.Frame, run_seq: int) -> None:
-        job = self._payload(frame, p.parse_npu_job)
-        if (run_seq, job.job) in self._jobs_done:
-            return  # announced again after we did it (a retransmitted RUN crossed it)
-        if self.npu_handler is None:
-            self.npu_done(False, "this host session has no virtual NPU for the program")
-        else:
-            phase = self.phase
-            self.npu_handler(self, job)
-            self.phase = phase
-        self._jobs_done.add((run_seq, job.job))
-
-    def npu_read(self, offset: int, length: int) -> bytes:
-        """Scratch bytes of the open virtual-NPU job, chunk by chunk."""
-        self.phase = "virtual NPU read"
+    def npu_read(self, address: int, length: int) -> bytes:
+        """Bytes of target memory at an NPU address (the virtual U55's reads), chunk by chunk.
+        Memory the firmware does not let the NPU reach is its refusal (FirmwareRefused)."""
+        self.phase = "virtual U55 read"
         data = bytearray()
         chunk = self._max_payload()
         while len(data) < length:
             want = min(chunk, length - len(data))
             response = self._request(
-                Kind.NPU_READ, p.npu_read(offset + len(data), want), self.timeouts.transfer
+                Kind.NPU_READ, p.npu_memory(address + len(data), want), self.timeouts.transfer
             )
             if len(response.payload) != want:
                 raise self.fail(f"NPU_READ: {len(response.payload)} bytes, asked {want}")
             data += response.payload
         return bytes(data)
 
-    def npu_write(self, offset: int, data: bytes) -> None:
-        self.phase = "virtual NPU write"
-        chunk = self._max_payload() - 4
+    def npu_write(self, address: int, data: bytes) -> None:
+        self.phase = "virtual U55 write"
+        chunk = self._max_payload() - 8
         for start in range(0, len(data), chunk):
             part = data[start : start + chunk]
             response = self._request(
-                Kind.NPU_WRITE, p.u32(offset + start) + part, self.timeouts.transfer
+                Kind.NPU_WRITE, p.npu_write(address + start, part), self.timeouts.transfer
             )
             if self._payload(response, p.parse_u32, "NPU_WRITE") != len(part):
                 raise self.fail("NPU_WRITE: the firmware wrote less than sent")
 
-    def npu_done(self, ok: bool, reason: str = "") -> None:
-        self.phase = "virtual NPU done"
-        self._request(Kind.NPU_DONE, p.npu_done(ok, reason), self.timeouts.transfer)
+    def npu_hash(self, address: int, length: int) -> bytes:
+        """SHA-256 of target memory, computed by the firmware (constant regions stay put)."""
+        self.phase = "virtual U55 hash"
+        response = self._request(Kind.NPU_HASH, p.npu_memory(address, length), self.timeouts.run)
+        if len(response.payload) != 32:
+            raise self.fail(f"NPU_HASH: {len(response.payload)} bytes, not a SHA-256")
+        return response.payload
 
     def _payload(self, frame: p.Frame, parse, *args):
         try:
@@ -345,6 +353,7 @@ class LinkSession:
         self.connected = False
         self.session = secrets.randbits(32) | 1
         self._seq = 0
+        self._exchanges_done.clear()
         response = self._request(Kind.CONNECT, p.u32(self.session), self.timeouts.connect)
         if response.session != self.session:
             raise self.fail(f"CONNECT answered with session {response.session:08x}")

@@ -111,6 +111,14 @@ class DecodedCmdData:
         return [c for c in self.commands if isinstance(c, Operation)]
 
 
+def command_stream_bytes(data: bytes) -> bytes:
+    """The command stream a driver hands the NPU (QBASE, QSIZE): the words of cmd_data's
+    COMMAND_STREAM driver action, without the driver actions around them."""
+    decoded = decode_cmd_data(data)
+    action = next(a for a in decoded.actions if a.action == COMMAND_STREAM)
+    return data[action.offset + 4 : action.offset + 4 + 4 * decoded.stream_words]
+
+
 def decode_cmd_data(data: bytes) -> DecodedCmdData:
     """Decode a whole `cmd_data` block (driver actions and every command stream in it)."""
     if len(data) < 4 or data[:4] != FOURCC:

@@ -88,11 +88,11 @@ class Timing:
 class NpuRun:
     """What ran a program's NPU delegates, as the deploy report states it (`npu_run`).
 
-    `driver`: "firmware" when the firmware's Ethos-U driver programmed an NPU (the FVP, a
-    board), "none" when the delegate handed each job to the host's virtual NPU instead (QEMU:
-    the driver is bypassed, so no register is accessed and no interrupt raised). `executor`:
-    what ran the jobs on the host (sdk.vnpu.executor.NPU_EXECUTORS), None for a real NPU.
-    Counts a target does not report are None."""
+    `driver`: "firmware" when the firmware's Ethos-U driver programmed the NPU: the target's
+    own (the FVP, a board), or the host's virtual U55 on a board without one (QEMU), which
+    then counts the driver's register accesses, the interrupts it raised and the jobs it ran.
+    `executor`: what ran the virtual U55's jobs on the host (sdk.vnpu.executor.NPU_EXECUTORS),
+    None for a real NPU. Counts a target does not report are None."""
 
     executor: str | None
     driver: str
@@ -110,10 +110,12 @@ class NpuRun:
         }
 
     def describe(self) -> str:
-        if self.driver == "none":
+        if self.executor is not None:
             return (
-                f"Ethos-U delegate, driver bypassed, on the host's virtual NPU ({self.executor}): "
-                f"{self.jobs} job(s), no register access, no interrupt"
+                f"Ethos-U55 driver ({self.driver}) on a virtual U55 "
+                f"({self.executor.replace('-', ' ')}): "
+                f"{self.jobs} job(s), {self.register_accesses} register accesses, "
+                f"{self.interrupts} interrupt(s)"
             )
         return "Ethos-U55 driver (firmware) on the target's NPU"
 

@@ -6,6 +6,7 @@ URL, the typed record it fills, and the one check (sdk.firmware.records.check_re
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import NpuRun
 from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
-from sdk.vnpu.virtual import VirtualNpu
+from sdk.vnpu.u55 import VirtualU55
 
 
 def check_kernels(session: LinkSession, program: LoadedProgram) -> None:
@@ -46,17 +47,23 @@ def run_linked(
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
     """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
 
-    A program with NPU delegates gets a virtual NPU on the host (sdk.vnpu): the firmware uses
-    it when its board has no NPU (QEMU); a board with one never asks."""
+    The session answers a virtual U55's register exchanges (sdk.vnpu.u55) with a model of the
+    firmware's NPU configuration that runs this program's command streams: the firmware's driver
+    talks to it when its board has no NPU (QEMU); a board with one never asks."""
     program.check_inputs(inputs)
     if not session.connected:
         session.connect()
     check_kernels(session, program)
-    session.npu_handler = (
-        VirtualNpu(program, tosa_dir, npu_executor=_virtual_npu_executor(npu_executor)).handle
-        if program.plan.delegates
-        else None
-    )
+    model = virtual_u55_of(session)
+    if model is None or model.program is not program:
+        assert session.info is not None  # connected
+        model = VirtualU55(
+            session.info.npu_config,
+            program,
+            tosa_dir,
+            npu_executor=_virtual_npu_executor(npu_executor),
+        )
+        session.npu_handler = model.handle
     record = session.run_program(
         program.data,
         inputs,
@@ -65,6 +72,9 @@ def run_linked(
         iterations=iterations,
         preloaded=preloaded,
     )
+    if record.result is not None and not record.result.ok and model.fault:
+        reason = f"{record.result.reason}; the host's virtual U55: {model.fault}"
+        record.result = dataclasses.replace(record.result, reason=reason)
     # The link has no exit status: the record alone decides (exit code 0 stands for "none").
     arrays = check_record(record, 0, session.log.path, expected=program.outputs())
     if program.plan.delegates and not record.result.virtual_npu_ticks:
@@ -74,16 +84,22 @@ def run_linked(
     return arrays, record
 
 
-def npu_run_of(
-    session: LinkSession, program: LoadedProgram, npu_executor: str | None
-) -> NpuRun | None:
-    """What ran the program's delegates in `session`'s runs: the host's virtual NPU when it
-    served jobs (the delegate bypassed the driver), else the firmware's driver on the target's
-    own NPU."""
+def virtual_u55_of(session: LinkSession) -> VirtualU55 | None:
+    """The virtual U55 answering `session`'s register exchanges, if it has one."""
+    model = getattr(session.npu_handler, "__self__", None)
+    return model if isinstance(model, VirtualU55) else None
+
+
+def npu_run_of(session: LinkSession, program: LoadedProgram) -> NpuRun | None:
+    """What ran the program's delegates in `session`'s runs: the firmware's driver, on the
+    host's virtual U55 when the firmware talked to it (its counts), else on the target's NPU."""
     if not program.plan.delegates:
         return None
-    if session.npu_jobs:
-        return NpuRun(_virtual_npu_executor(npu_executor), "none", 0, 0, session.npu_jobs)
+    model = virtual_u55_of(session)
+    if model is not None and model.register_accesses:
+        return NpuRun(
+            model.npu_executor, "firmware", model.register_accesses, model.interrupts, model.jobs
+        )
     return NpuRun(None, "firmware", None, None, None)
 
 

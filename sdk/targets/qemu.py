@@ -172,7 +172,7 @@ class QemuTarget:
                 init_ticks, run_ticks, reported_hz, virtual_npu=bool(program.plan.delegates)
             ),
             memory=record.memory,
-            npu_run=npu_run_of(session, program, options.npu_executor),
+            npu_run=npu_run_of(session, program),
             log_path=log_path,
         )
 

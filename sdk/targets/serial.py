@@ -123,6 +123,6 @@ class SerialTarget:
                 npu_cycles=record.npu_cycles,
             ),
             memory=record.memory,
-            npu_run=npu_run_of(session, program, options.npu_executor),
+            npu_run=npu_run_of(session, program),
             log_path=log_path,
         )

@@ -61,7 +61,11 @@ class CommandStreamExecutor:
     def io(self, delegate_index: int) -> TosaGraphInfo:
         return self._delegate(delegate_index)[2]
 
-    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self, delegate_index: int, inputs: list[np.ndarray], weights: bytes | None = None
+    ) -> list[np.ndarray]:
+        """`weights`: region 0 as found in the target's memory, when it is not the payload's
+        (the virtual U55 runs what the NPU would read)."""
         stream, decoded, io = self._delegate(delegate_index)
         if len(inputs) != len(stream.inputs):
             raise TargetError(
@@ -78,9 +82,10 @@ class CommandStreamExecutor:
                     f"record is {info.dtype} x {record.numel}"
                 )
             scratch[record.offset : record.offset + record.nbytes] = data.view(np.uint8).reshape(-1)
-        weights = np.frombuffer(stream.blocks["weight_data"], dtype=np.uint8).copy()
+        region0 = stream.blocks["weight_data"] if weights is None else weights
         state = NpuState(
-            {0: weights, 1: scratch, 2: scratch}, lut_base=lut_base_for(decoded.npu_config)
+            {0: np.frombuffer(region0, dtype=np.uint8).copy(), 1: scratch, 2: scratch},
+            lut_base=lut_base_for(decoded.npu_config),
         )
         execute(decoded, state)
         self.trace = state.trace

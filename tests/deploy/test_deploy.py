@@ -131,17 +131,19 @@ def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path
 def test_the_virtual_npu_runs_the_command_stream_by_default_and_tosa_on_request(
     first, tmp_path, capsys
 ):
-    """QEMU's virtual NPU executes Vela's command stream by default (`first`) and the deploy
+    """QEMU's virtual U55 executes Vela's command stream by default (`first`) and the deploy
     holds it to the host reference (the saved TOSA on the TOSA reference model);
     --npu-executor tosa runs the saved TOSA there instead."""
     assert {d["ran_on"] for d in first[2]["placement"]["npu"]} == {
-        "virtual NPU (Vela's command stream on the host's functional Ethos-U55 model)"
+        "Ethos-U55 driver (firmware) on a virtual U55 (Vela's command stream on the host's "
+        "functional Ethos-U55 model)"
     }
-    # The delegate handed its jobs to the host (the driver does not run on QEMU yet): said so.
+    # The firmware's driver programmed the host's virtual U55: its registers, its interrupt.
     npu_run = first[2]["npu_run"]
-    assert npu_run["executor"] == "command-stream" and npu_run["driver"] == "none"
-    assert npu_run["register_accesses"] == 0 and npu_run["interrupts"] == 0
+    assert npu_run["executor"] == "command-stream" and npu_run["driver"] == "firmware"
     assert npu_run["jobs"] == len(first[2]["placement"]["npu"])
+    assert npu_run["interrupts"] == npu_run["jobs"]
+    assert npu_run["register_accesses"] > 20 * npu_run["jobs"]
     code, out, err = deploy_cli(
         capsys, MODEL, "-o", tmp_path / "out", "--json", tmp_path / "r.json",
         "--npu-executor", "tosa",
@@ -149,12 +151,12 @@ def test_the_virtual_npu_runs_the_command_stream_by_default_and_tosa_on_request(
     report = json.loads((tmp_path / "r.json").read_text())
     assert code == 0, err
     assert {d["ran_on"] for d in report["placement"]["npu"]} == {
-        "virtual NPU (TOSA reference model on the host)"
+        "Ethos-U55 driver (firmware) on a virtual U55 (TOSA reference model on the host)"
     }
     assert report["cache"]["reference"]["hit"] is True  # the same TOSA reference as `first`
     assert report["outputs"][0]["host_reference"]["identical"] is True
     assert report["npu_run"]["executor"] == "tosa"
-    assert "NPU: Ethos-U delegate, driver bypassed, on the host's virtual NPU (tosa)" in out
+    assert "NPU: Ethos-U55 driver (firmware) on a virtual U55 (tosa)" in out
 
 
 def test_the_npu_executor_of_a_target_with_an_npu_is_refused(tmp_path, capsys, cache_root):

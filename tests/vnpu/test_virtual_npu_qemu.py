@@ -40,7 +40,7 @@ def test_firmware_with_the_virtual_npu_equals_the_host_reference(
     assert_matches_quantized_model(case, report.outputs)
     assert report.timing.virtual_npu and "virtual NPU (not timed)" in report.timing.describe()
     assert report.timing.instructions and report.timing.instructions > 0
-    assert "NPU_JOB" in report.log_path.read_text()
+    assert "NPU_REGS" in report.log_path.read_text()
 
 
 @pytest.mark.parametrize(("model", "quant"), CASES)
@@ -87,4 +87,4 @@ def test_qemu_with_the_command_stream_executor_equals_the_host_with_it(
     for got, want in zip(report.outputs, host, strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
-    assert "NPU_JOB" in report.log_path.read_text()
+    assert "NPU_REGS" in report.log_path.read_text()

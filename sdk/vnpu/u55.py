@@ -1,0 +1,307 @@
+"""The virtual Ethos-U55: the host's model of the U55's register file, behind the host link.
+
+A board without an NPU (QEMU) runs the firmware's unchanged Ethos-U driver against it
+(docs/link.md "Virtual U55"): the link's platform sends the driver's register writes in
+batches and each read (NPU_REGS); `handle` applies them here and answers the read and the state
+of the NPU's IRQ line. Register offsets, bit fields and the ID/CONFIG a U55 of the board's
+configuration reports come from the installed Vela wheel (`ethos_u55_regs`, `driver_actions`).
+
+When the driver starts the NPU (CMD.transition_to_running_state), the model does what the NPU
+would, through the target's memory:
+  1. the command stream at QBASE (QSIZE bytes) is found among the program's delegates by its
+     SHA-256, computed by the firmware in place (NPU_HASH: the stream is never copied); a
+     stream that is none of them is refused as the NPU's cmd_parse_error (this model runs the
+     command streams of the program it was given, and needs their I/O records);
+  2. region 0 (BASEP0) must hold that delegate's weights (hashed in place the same way); other
+     bytes there are read and executed as they are, as the NPU would;
+  3. the delegate's inputs are read at BASEP1 + their record offsets, the executor runs the
+     job (by default the command stream on sdk.npu's functional U55), the outputs are written
+     at BASEP1 + theirs; the rest of the scratch is the NPU's own and is not copied back;
+  4. STATUS gets cmd_end_reached and irq_raised, QREAD = QSIZE, and the IRQ line rises.
+Memory the firmware will not let the NPU reach is the NPU's bus_status; a job the executor
+refuses is cmd_parse_error. Either way `fault` keeps the reason for the host's error message.
+PMCCNTR stays 0: the model does not time the NPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
+
+from sdk.errors import FirmwareRefused, SdkError
+from sdk.link import protocol as p
+from sdk.npu.decode import command_stream_bytes
+from sdk.program.pte import LoadedProgram
+from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
+from sdk.vnpu.command_stream import CommandStreamExecutor
+from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
+
+if TYPE_CHECKING:
+    from sdk.link.session import LinkSession
+
+ELEMENT_DTYPES = {1: np.dtype(np.int8), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
+REG = {r.name: r.value for e in (regs.BASE, regs.BASE_POINTERS, regs.PMU) for r in e}
+SCRATCH_REGIONS = (1, 2)  # Vela's scratch and fast scratch: one arena on this firmware
+# CMD bits the register keeps (clock_q_enable, power_q_enable); the others are actions.
+CMD_KEPT = 0xC
+
+
+def _word(union, **fields: int) -> int:
+    value = union()
+    for name, bit in fields.items():
+        setattr(value.bits, name, bit)
+    return value.word
+
+
+STATUS_END = _word(regs.status_r, cmd_end_reached=1, irq_raised=1)
+STATUS_BUS_FAULT = _word(regs.status_r, bus_status=1, irq_raised=1)
+STATUS_PARSE_ERROR = _word(regs.status_r, cmd_parse_error=1, irq_raised=1)
+STATUS_IRQ = _word(regs.status_r, irq_raised=1)
+CMD_RUN = _word(regs.cmd_r, transition_to_running_state=1)
+CMD_CLEAR_IRQ = _word(regs.cmd_r, clear_irq=1)
+
+
+@cache
+def id_and_config(npu_config: str) -> tuple[int, int]:
+    """The ID and CONFIG registers of a U55 in `npu_config` ("ethos-u55-128"), as Vela
+    describes the hardware it compiles for."""
+    from ethosu.vela.architecture_features import ArchitectureFeatures
+    from ethosu.vela.driver_actions import build_config_word, build_id_word
+
+    with contextlib.redirect_stdout(io.StringIO()):  # Vela warns about defaults it picks
+        arch = ArchitectureFeatures(
+            vela_config_files=None,
+            accelerator_config=npu_config,
+            system_config=ArchitectureFeatures.DEFAULT_CONFIG,
+            memory_mode=ArchitectureFeatures.DEFAULT_CONFIG,
+            max_blockdep=ArchitectureFeatures.MAX_BLOCKDEP,
+            verbose_config=False,
+            arena_cache_size=None,
+        )
+    return build_id_word(), build_config_word(arch)
+
+
+class NpuFault(SdkError):
+    """What the NPU would flag in STATUS, with the host's reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Delegate:
+    index: int
+    stream: VelaStream
+    queue: bytes  # the command stream proper: what QBASE/QSIZE point at
+    weights_sha256: bytes
+
+
+@dataclass
+class VirtualU55:
+    """One U55's registers and the program whose command streams it runs. `executor` is made
+    on first use (`npu_executor` names it: sdk.vnpu.executor.NPU_EXECUTORS)."""
+
+    npu_config: str
+    program: LoadedProgram | None = None
+    tosa_dir: Path | None = None
+    npu_executor: str = VIRTUAL_NPU_EXECUTOR
+    executor: NpuExecutor | None = None
+    register_accesses: int = 0
+    interrupts: int = 0
+    jobs: int = 0
+    # What was wrong with the last job, which the NPU itself cannot say: its fault's reason, or
+    # (with a clean STATUS) weights it ran that were not the delegate's.
+    fault: str | None = None
+    _registers: dict[int, int] = field(default_factory=dict)
+    _delegates: list[Delegate] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.reset()
+        if self.program is not None:
+            for index, delegate in enumerate(self.program.plan.delegates):
+                try:
+                    stream = parse_vela_stream(self.program.delegate_payload(delegate))
+                except SdkError:
+                    continue  # not an Ethos-U payload: the firmware would not load it
+                try:
+                    queue = command_stream_bytes(stream.blocks["cmd_data"])
+                except (SdkError, KeyError):
+                    continue
+                weights = hashlib.sha256(stream.blocks.get("weight_data", b"")).digest()
+                self._delegates.append(Delegate(index, stream, queue, weights))
+
+    # ---- registers ---------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """The state after a soft reset: everything 0 but ID/CONFIG, the Q-channel bits of
+        CMD, and PROT, which takes the levels RESET asked for."""
+        npu_id, config = id_and_config(self.npu_config)
+        prot = self._registers.get(REG["RESET"], 0) & 3
+        self._registers = {REG["ID"]: npu_id, REG["CONFIG"]: config, REG["CMD"]: CMD_KEPT}
+        self._registers[REG["PROT"]] = prot
+
+    def read(self, offset: int) -> int:
+        return self._registers.get(offset, 0)
+
+    @property
+    def irq_line(self) -> bool:
+        return bool(self.read(REG["STATUS"]) & STATUS_IRQ)
+
+    def handle(self, session: LinkSession, exchange: p.NpuRegs) -> tuple[int, bool]:
+        """Apply one NPU_REGS exchange: the writes in order, then the read."""
+        for offset, value in exchange.writes:
+            self.register_accesses += 1
+            self._write(session, offset, value)
+        value = 0
+        if exchange.read is not None:
+            self.register_accesses += 1
+            value = self.read(exchange.read)
+        return value, self.irq_line
+
+    def _write(self, session: LinkSession, offset: int, value: int) -> None:
+        if offset == REG["RESET"]:
+            self._registers[offset] = value
+            self.reset()  # completes at once: STATUS.reset_status never shows
+        elif offset == REG["CMD"]:
+            self._registers[offset] = (value & CMD_KEPT) | (self.read(offset) & ~CMD_KEPT)
+            if value & CMD_CLEAR_IRQ:
+                self._registers[REG["STATUS"]] = self.read(REG["STATUS"]) & ~STATUS_IRQ
+            if value & CMD_RUN:
+                self._start(session)
+        elif offset not in (REG["ID"], REG["CONFIG"], REG["STATUS"], REG["QREAD"]):
+            self._registers[offset] = value  # read-only registers ignore writes
+
+    def _reg64(self, low: str) -> int:
+        offset = REG[low]
+        return self.read(offset) | (self.read(offset + 4) << 32)
+
+    def basep(self, region: int) -> int:
+        return self._reg64(f"BASEP{2 * region}")
+
+    # ---- a job -------------------------------------------------------------------------------
+
+    def _start(self, session: LinkSession) -> None:
+        self.jobs += 1
+        self.fault = None
+        try:
+            self._run(session)
+            status = STATUS_END
+            self._registers[REG["QREAD"]] = self.read(REG["QSIZE"])
+        except NpuFault as fault:
+            self.fault = fault.message
+            status = fault.status
+        self._registers[REG["STATUS"]] = status
+        self.interrupts += 1
+
+    def _run(self, session: LinkSession) -> None:
+        qbase, qsize = self._reg64("QBASE0"), self.read(REG["QSIZE"])
+        digest = _hash(session, qbase, qsize, "the command stream")
+        delegate = next(
+            (d for d in self._delegates
+             if len(d.queue) == qsize and hashlib.sha256(d.queue).digest() == digest),
+            None,
+        )  # fmt: skip
+        if delegate is None:
+            raise NpuFault(
+                STATUS_PARSE_ERROR,
+                f"the command stream at 0x{qbase:x} ({qsize} bytes, QSIZE) is none of the "
+                f"program's {len(self._delegates)} delegate stream(s)",
+            )
+        stream = delegate.stream
+        weights = stream.blocks.get("weight_data", b"")
+        at = self.basep(0)
+        if weights and _hash(session, at, len(weights), "region 0") != delegate.weights_sha256:
+            self.fault = f"region 0 at 0x{at:x} does not hold delegate {delegate.index}'s weights"
+            weights = _read(session, at, len(weights), "region 0")
+        scratch = self.basep(1)
+        if self.basep(2) != scratch:
+            raise NpuFault(
+                STATUS_BUS_FAULT,
+                f"regions 1 and 2 at 0x{scratch:x} and 0x{self.basep(2):x}: this firmware "
+                "gives the NPU one scratch arena for both",
+            )
+        inputs = [
+            _read(session, scratch + r.offset, r.nbytes, f"input {k}")
+            for k, r in enumerate(stream.inputs)
+        ]
+        outputs = self._execute(delegate, inputs, weights)
+        for k, (record, data) in enumerate(zip(stream.outputs, outputs, strict=True)):
+            try:
+                session.npu_write(scratch + record.offset, data)
+            except FirmwareRefused as refused:
+                raise NpuFault(STATUS_BUS_FAULT, f"output {k}: {refused.reply.reason}") from None
+
+    def _execute(self, delegate: Delegate, inputs: list[bytes], weights: bytes) -> list[bytes]:
+        if self.executor is None:
+            from sdk.vnpu.executor import make_executor
+
+            self.executor = make_executor(self.npu_executor, self.program, self.tosa_dir)
+        stream = delegate.stream
+        graph = self.executor.io(delegate.index)
+        arrays = []
+        for k, (record, tensor, data) in enumerate(zip(stream.inputs, graph.inputs, inputs)):
+            dtype = _element_dtype(record, "input", k)
+            if dtype != tensor.dtype or record.numel != math.prod(tensor.shape):
+                raise NpuFault(
+                    STATUS_PARSE_ERROR,
+                    f"input {k}: the NPU record is {record.elem_size}-byte x {record.numel}, "
+                    f"the {self.executor.name}'s graph takes {tensor.dtype} {list(tensor.shape)}",
+                )
+            arrays.append(np.frombuffer(data, dtype).reshape(tensor.shape))
+        try:
+            if weights == stream.blocks.get("weight_data", b""):
+                results = self.executor.run(delegate.index, arrays)
+            elif isinstance(self.executor, CommandStreamExecutor):
+                results = self.executor.run(delegate.index, arrays, weights=weights)
+            else:
+                raise NpuFault(
+                    STATUS_PARSE_ERROR,
+                    f"{self.fault}: the {self.executor.name} runs only the delegate's own",
+                )
+        except SdkError as exc:
+            if isinstance(exc, NpuFault):
+                raise
+            reason = f"delegate {delegate.index}: {exc.message}"
+            raise NpuFault(STATUS_PARSE_ERROR, reason) from None
+        outputs = []
+        for k, (record, array) in enumerate(zip(stream.outputs, results, strict=True)):
+            dtype = _element_dtype(record, "output", k)
+            if array.size != record.numel:
+                raise NpuFault(
+                    STATUS_PARSE_ERROR,
+                    f"output {k}: the {self.executor.name} gave {array.dtype} "
+                    f"{list(array.shape)}, the NPU record is {record.elem_size}-byte x "
+                    f"{record.numel}",
+                )
+            outputs.append(np.ascontiguousarray(array).astype(dtype).tobytes())
+        return outputs
+
+
+def _hash(session: LinkSession, address: int, length: int, what: str) -> bytes:
+    try:
+        return session.npu_hash(address, length)
+    except FirmwareRefused as refused:
+        raise NpuFault(STATUS_BUS_FAULT, f"{what}: {refused.reply.reason}") from None
+
+
+def _read(session: LinkSession, address: int, length: int, what: str) -> bytes:
+    try:
+        return session.npu_read(address, length)
+    except FirmwareRefused as refused:
+        raise NpuFault(STATUS_BUS_FAULT, f"{what}: {refused.reply.reason}") from None
+
+
+def _element_dtype(record: NpuTensor, direction: str, k: int) -> np.dtype:
+    if record.elem_size not in ELEMENT_DTYPES:
+        raise NpuFault(STATUS_PARSE_ERROR, f"{direction} {k}: {record.elem_size}-byte elements")
+    return ELEMENT_DTYPES[record.elem_size]
