@@ -150,7 +150,7 @@ class Server {
   // Build, encode and send a response; `keep` makes it the retransmission copy.
   void send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep);
   void send_nak(NakReason why);
-  // A frame outside the kept slot (NPU_JOB, an NPU_DONE answered again): payload <= 64 bytes.
+  // A frame outside the kept slot (an NPU_DONE answered again): payload <= 64 bytes.
   static constexpr size_t kSmallPayload = 64;
   void send_small(uint8_t kind, uint16_t seq, uint8_t flags, const uint8_t* payload, size_t size);
   void send_error(rt::Error err, uint8_t request_kind, uint16_t seq);

@@ -568,7 +568,7 @@ class LinkSession:
             True,
             outputs=len(record.outputs),
             init_ticks=loaded.init_ticks,
-            # The CPU's time: the waits for the host's virtual-NPU jobs are not the firmware's.
+            # The CPU's time: the waits for the host's virtual U55 are not the firmware's.
             run_ticks=(timing.total_ticks - timing.virtual_npu_ticks) // per_run,
             tick_hz=timing.tick_hz,
             virtual_npu_ticks=timing.virtual_npu_ticks // per_run,

@@ -1,6 +1,7 @@
-"""The seed regression end to end on QEMU with the virtual NPU: the firmware's real Ethos-U
-delegate path (payload and boundary checks, scratch layout), the command stream executed on
-the host (the TOSA reference model on the delegate's saved TOSA, matched by payload hash).
+"""The seed regression end to end on QEMU with the virtual U55: the firmware's Ethos-U delegate
+and driver (payload and boundary checks, scratch layout, registers over the link), the command
+stream executed on the host (by default Vela's, on the functional U55 model; `tosa`: the
+delegate's saved TOSA on the TOSA reference model).
 
 For the YOLO-style shared split and the YOLO attention example, INT16 and INT8 (BMM forced to
 the CPU): the firmware's outputs equal `sdk run --target host` bit for bit and the quantized
