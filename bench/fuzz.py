@@ -9,9 +9,9 @@ example (examples/*.py) and zoo model (tests/export/models/*.py) once per quanti
 into --programs (a rerun reuses them), then seeds each target: `program` and `vela` take the
 .pte files (the Vela target cuts the Ethos-U payloads out itself), `link` takes the scripts
 the plain fuzz_link makes from them (`--write-seeds`: connect, load, set inputs, run, answer
-the virtual U55's register exchanges, read outputs). Each target runs in a fresh corpus folder with the
-seeds beside it; the table gives its runs, coverage (edges) at start and end, corpus entries
-and crashes (crash-/leak-/timeout-/oom- files, or a non-zero exit).
+the virtual U55's register exchanges, read outputs). Each target runs in a fresh corpus folder
+with the seeds beside it; the table gives its runs, coverage (edges) at start and end, corpus
+entries and crashes (crash-/leak-/timeout-/oom- files, or a non-zero exit).
 """
 
 from __future__ import annotations
