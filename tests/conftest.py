@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import logging
 import subprocess
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,3 +245,15 @@ def host_run(host_build: Path, tmp_path_factory):
         return HostRun(proc.returncode, parse_record(proc.stdout), proc.stdout, proc.stderr)
 
     return run
+
+
+@pytest.fixture
+def fvp_standin(tmp_path: Path, monkeypatch) -> Path:
+    """$SDK_FVP pointing at the FVP stand-in (an executable named as the FVP)."""
+    script = tmp_path / "bin" / "FVP_Corstone_SSE-300_Ethos-U55"
+    script.parent.mkdir()
+    standin = REPO / "tests" / "fvp_standin.py"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {standin} "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("SDK_FVP", str(script))
+    return script

@@ -9,9 +9,13 @@ sdk.firmware.records.check_record does.
 from __future__ import annotations
 
 import os
+import re
+import select
 import signal
 import socket
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -143,3 +147,114 @@ class LinkProcess:
 
     def stderr_text(self) -> str:
         return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""
+
+
+class AnnouncedLinkProcess:
+    """An emulator that opens its UART's TCP port itself and says which on its output (the
+    FVP: "telnetterminal0: Listening for serial connection on port N", the first free port at
+    or above the one asked for). `url` is known once that line came; its output goes on to
+    `stderr_log`. `console_log`: where the command has the emulator copy the UART's output."""
+
+    def __init__(
+        self,
+        command: list[str],
+        workdir: Path,
+        what: str,
+        announce: re.Pattern,
+        timeout_s: float,
+        console_log: Path,
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.what = what
+        self.stderr_log = workdir / "emulator.stderr.log"
+        self.console_log = console_log
+        self.command = command
+        (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
+        self.exit_code: int | None = None
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start {what}: {exc}") from exc
+        self._log = open(self.stderr_log, "wb")  # noqa: SIM115 (closed by the copy thread)
+        try:
+            port = self._await_port(announce, timeout_s)
+        except BaseException:
+            self.stop()
+            self._log.close()
+            raise
+        self.url = f"socket://127.0.0.1:{port}"
+        threading.Thread(target=self._copy_output, daemon=True).start()
+
+    def _await_port(self, announce: re.Pattern, timeout_s: float) -> int:
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        pending = b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TargetError(
+                    f"{self.what} did not say which port its UART listens on within "
+                    f"{timeout_s:g} s",
+                    log_path=self.stderr_log,
+                )
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                self._log.flush()
+                code = self.process.wait()
+                raise TargetError(
+                    f"{self.what} exited with {code} before its UART listened",
+                    log_path=self.stderr_log,
+                )
+            self._log.write(chunk)
+            pending += chunk
+            match = announce.search(pending.decode("latin-1"))
+            if match:
+                self._log.flush()
+                return int(match.group(1))
+
+    def _copy_output(self) -> None:
+        assert self.process.stdout is not None
+        with self._log:
+            for chunk in iter(lambda: self.process.stdout.read1(4096), b""):  # type: ignore[union-attr]
+                self._log.write(chunk)
+                self._log.flush()
+
+    def __enter__(self) -> AnnouncedLinkProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> int:
+        if self.exit_code is None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.exit_code = self.process.wait()
+        return self.exit_code
+
+    def stderr_text(self) -> str:
+        return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""
+
+
+def explain_exit(process: LinkProcess | AnnouncedLinkProcess, exc: TargetError) -> TargetError:
+    """A link failure because the emulator itself stopped says so (exit status, its output's
+    last line); a fault the firmware reported stays as it is."""
+    code = process.process.poll()
+    if code is None:
+        return exc
+    output = process.stderr_text().strip().splitlines()
+    why = f"{process.what} exited with {code}" + (f" ({output[-1]})" if output else "")
+    if "faulted" in exc.message:
+        return exc
+    return TargetError(f"{exc.message}; {why}", log_path=exc.log_path)

@@ -5,33 +5,42 @@ The FVP is not installable here: users install it themselves. The binary is `--f
 the target fails with "FVP not installed" and how to install it. `ethosu.num_macs` follows the
 MAC count the program's command streams were compiled for (a mismatch would be refused by the
 driver's OPTIMIZER_CONFIG check at run time, so it is said before starting). Its NPU is
-simulated, so Ethos-U programs run on it. Success is proved by the firmware's own record,
-never by the FVP's exit status alone.
+simulated, so Ethos-U programs run on it.
+
+The host drives it over the link, as QEMU and a board (sdk.targets.linked): UART0 is the FVP's
+telnet terminal 0 in raw mode, a TCP port the FVP picks (the first free one at or above
+`start_port`) and announces on its output (board.yaml `uart_announce`); a large program is
+preloaded with `--data` (LOAD_SLOT). The run passes on the link's records alone, never on the
+FVP's exit status.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from sdk.errors import InternalError, ProgramError, TargetError, UsageError
 from sdk.firmware.boards import Board
+from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.emulator import ConsoleRun, Preload, run_process
+from sdk.targets.emulator import AnnouncedLinkProcess, Preload, explain_exit
+from sdk.targets.linked import run_on_emulator
 
 TIMING_SOURCE = "FVP CPU ticks (approximate: the FVP is not cycle-accurate)"
 FVP_ENV = "SDK_FVP"
+# From start to the UART's port announcement (an FVP may check its licence first).
+START_TIMEOUT_S = 60.0
 
 
 class FvpTarget:
     name = "fvp"
-    # The FVP's own exit status does not carry the firmware's semihosting exit code.
-    propagates_exit_code = False
 
     def __init__(self, board: Board, npu_config: str | None = None) -> None:
         self.board = board
@@ -88,12 +97,7 @@ class FvpTarget:
         return int(match.group(1))
 
     def command(
-        self,
-        elf: Path,
-        preloads: list[Preload],
-        workdir: Path,
-        console_log: Path,
-        timeout_s: float | None = None,
+        self, elf: Path, preloads: Sequence[Preload], workdir: Path, console_log: Path
     ) -> list[str]:
         values = {"num_macs": self.num_macs, "workdir": workdir, "console_log": console_log}
         command = [self.binary]
@@ -102,15 +106,13 @@ class FvpTarget:
         command += ["-a", str(elf)]
         for preload in preloads:
             command += ["--data", f"{preload.path}@0x{preload.address:08x}"]
-        if timeout_s is not None:
-            command += ["--timelimit", str(int(timeout_s))]
         return command
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
             preload=True,
             npu=bool(self.config.get("has_npu", False)),
-            link=False,
+            link=True,
             firmware=True,
         )
 
@@ -119,28 +121,54 @@ class FvpTarget:
         if not found.available:
             raise TargetError(found.describe())
 
-    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
+    def timing(
+        self,
+        init_ticks: int,
+        run_ticks: int,
+        reported_hz: int,
+        virtual_npu: bool = False,
+        npu_cycles: int | None = None,
+    ) -> Timing:
         # The FVP's CPU timing is not meaningful (its NPU timing is cycle-approximate).
-        return Timing(TIMING_SOURCE, init_ticks, run_ticks, reported_hz)
+        return Timing(
+            TIMING_SOURCE, init_ticks, run_ticks, reported_hz, virtual_npu=virtual_npu,
+            npu_cycles=npu_cycles,
+        )  # fmt: skip
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        """The preloaded path: program and inputs placed in memory, the record from UART0."""
-        from sdk.targets.run import run_preloaded
-
+        """Boot the firmware for `program` on the FVP and run it over the link."""
         self.binary = self.binary_for(options)
         self._require_binary()  # before anything is built
         self.follow_program(program)
-        return run_preloaded(self, self.board, program, inputs, options)
+        return run_on_emulator(self, program, inputs, options)
 
-    def run(
-        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
-    ) -> ConsoleRun:
+    @contextlib.contextmanager
+    def session(
+        self, elf: Path, workdir: Path, preloads: Sequence[Preload] = (), run_timeout_s: float = 120
+    ) -> Iterator[LinkSession]:
+        """The FVP booted with `elf`, and a host-link session on its UART0's announced port (not
+        yet connected); the FVP is stopped when the block ends."""
         self._require_binary()
-        uart_log = workdir / "uart0.log"
-        command = self.command(elf, preloads, workdir, uart_log, timeout_s)
-        run = run_process(command, timeout_s + 10, workdir, self.binary)
-        # UART0 goes to its own file: that is the console the record is read from.
-        text = uart_log.read_text(errors="replace") if uart_log.is_file() else ""
-        return ConsoleRun(run.exit_code, uart_log, text, run.stderr_text)
+        workdir = workdir.resolve()
+        console_log = workdir / "uart0.log"
+        command = self.command(elf.resolve(), list(preloads), workdir, console_log)
+        announce = re.compile(str(self.config["uart_announce"]))
+        with AnnouncedLinkProcess(
+            command, workdir, self.binary, announce, START_TIMEOUT_S, console_log
+        ) as fvp:
+            session = LinkSession(
+                open_port(fvp.url),
+                board=self.board.name,
+                log_path=workdir / "link.log",
+                timeouts=Timeouts(run=run_timeout_s),
+                port_name=fvp.url,
+                console_log=console_log,
+            )
+            try:
+                yield session
+            except TargetError as exc:
+                raise explain_exit(fvp, exc) from None
+            finally:
+                session.close()

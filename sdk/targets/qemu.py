@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -21,21 +20,14 @@ import numpy as np
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import Board
-from sdk.firmware.build import build_firmware
-from sdk.firmware.image import pack_program
 from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.emulator import ConsoleRun, LinkProcess, Preload, run_process
-from sdk.targets.linked import npu_run_of, run_linked
+from sdk.targets.emulator import ConsoleRun, LinkProcess, Preload, explain_exit, run_process
+from sdk.targets.linked import run_on_emulator
 from sdk.tools import version_line
 
 TIMING_SOURCE = "QEMU instruction count (-icount)"
-# Programs larger than this are preloaded into the program slot (LOAD_SLOT) instead of being
-# sent over QEMU's emulated UART (one byte per interrupt: about 17 KiB/s, so a 26 KiB program
-# took 1.9 s of a 2.7 s deploy run); smaller ones take LOAD, as over a board's port. The rest
-# of the session (INFO, SET_INPUT, RUN, the virtual NPU, GET_OUTPUT) is the same either way.
-PRELOAD_PROGRAM_OVER = 16 * 1024
 # What installs the board's QEMU binary (Debian's package, as scripts/bootstrap.sh installs it).
 QEMU_INSTALL = "apt-get install qemu-system-arm"
 
@@ -93,8 +85,14 @@ class QemuTarget:
         return round(run_ticks * int(per_second) / tick_hz)
 
     def timing(
-        self, init_ticks: int, run_ticks: int, reported_hz: int, virtual_npu: bool = False
+        self,
+        init_ticks: int,
+        run_ticks: int,
+        reported_hz: int,
+        virtual_npu: bool = False,
+        npu_cycles: int | None = None,
     ) -> Timing:
+        """QEMU has no NPU: `npu_cycles` is always None here."""
         tick_hz = self.tick_hz(reported_hz)
         return Timing(
             source=TIMING_SOURCE,
@@ -136,45 +134,7 @@ class QemuTarget:
     ) -> RunReport:
         """Build the firmware (unless given), boot it with UART0 on a socket, run over the link."""
         self._require_binary()
-        program.check_inputs(inputs)
-        workdir = Path(options.workdir or tempfile.mkdtemp(prefix="sdk-qemu-")).resolve()
-        workdir.mkdir(parents=True, exist_ok=True)
-        pte = program.path
-        if pte is None:
-            pte = workdir / "program.pte"
-            pte.write_bytes(program.data)
-        elf = options.firmware or build_firmware(
-            self.board.name, pte, workdir / "executor_runner.elf"
-        )
-        preloads = []
-        preloaded = len(program.data) > PRELOAD_PROGRAM_OVER
-        if preloaded:
-            blob = workdir / "program.sdkp"
-            blob.write_bytes(pack_program(program.data))
-            preloads.append(Preload(blob, self.board.slots["program"].base))
-        log_path = workdir / "link.log"
-        with self.session(Path(elf), workdir, preloads, options.timeout_s) as session:
-            arrays, record = run_linked(
-                session,
-                program,
-                inputs,
-                iterations=options.iterations,
-                tosa_dir=options.tosa_dir,
-                npu_executor=options.npu_executor,
-                preloaded=preloaded,
-            )
-        init_ticks, run_ticks, reported_hz = record.ticks()
-        return RunReport(
-            target=self.name,
-            board=self.board.name,
-            outputs=arrays,
-            timing=self.timing(
-                init_ticks, run_ticks, reported_hz, virtual_npu=bool(program.plan.delegates)
-            ),
-            memory=record.memory,
-            npu_run=npu_run_of(session, program),
-            log_path=log_path,
-        )
+        return run_on_emulator(self, program, inputs, options)
 
     @contextlib.contextmanager
     def session(
@@ -198,20 +158,9 @@ class QemuTarget:
             try:
                 yield session
             except TargetError as exc:
-                raise self._explain(qemu, exc) from None
+                raise explain_exit(qemu, exc) from None
             finally:
                 session.close()
-
-    def _explain(self, qemu: LinkProcess, exc: TargetError) -> TargetError:
-        """A link failure because QEMU itself stopped says so (exit status, its stderr)."""
-        code = qemu.process.poll()
-        if code is None:
-            return exc
-        stderr = qemu.stderr_text().strip().splitlines()
-        why = f"qemu exited with {code}" + (f" ({stderr[-1]})" if stderr else "")
-        if code == 100 and "faulted" in exc.message:
-            return exc
-        return TargetError(f"{exc.message}; {why}", log_path=exc.log_path)
 
 
 def check_qemu_exit(run: ConsoleRun) -> None:

@@ -3,9 +3,10 @@
     report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
 Each target declares what it can do (`capabilities()`: preload, NPU, link) and
-returns the same typed RunReport; nothing here knows a board or an emulator's flags. The
-preloaded fast path (`run_firmware`, `run_built`: blobs placed in memory, the text record)
-serves the emulators that take preloads (QEMU for many programs on one firmware, the FVP).
+returns the same typed RunReport; nothing here knows a board or an emulator's flags. Every
+firmware target runs over the host link (sdk.targets.linked); the preloaded fast path
+(`run_firmware`, `run_built`: blobs placed in memory, the text record) is QEMU's way to boot
+one firmware with many programs (the kernel tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import numpy as np
 
 from sdk.errors import ResourceError, TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
-from sdk.firmware.build import build_firmware
 from sdk.firmware.image import write_blobs
 from sdk.firmware.records import check_record, parse_record
 from sdk.program.pte import LoadedProgram, TensorInfo, load_program
-from sdk.targets.base import Availability, NpuRun, RunOptions, RunReport, Target
+from sdk.targets.base import Availability, RunOptions, RunReport, Target
 from sdk.targets.emulator import Emulator, Preload
 from sdk.targets.fvp import FvpTarget
 from sdk.targets.host import HostTarget
@@ -107,29 +107,6 @@ def run_built(
         emulator, board, elf, program_blob, inputs_blob, timeout_s, workdir,
         outputs=program.outputs(),
     )  # fmt: skip
-
-
-def run_preloaded(
-    emulator: Emulator,
-    board: Board,
-    program: LoadedProgram,
-    inputs: list[np.ndarray],
-    options: RunOptions,
-) -> RunReport:
-    """Build the firmware for `program` (unless given) and run it on the preloaded path."""
-    if program.path is None:
-        raise UsageError("the preloaded path needs the program as a file: the build reads it")
-    workdir = Path(options.workdir or Path.cwd() / f"{program.path.stem}.{emulator.name}")
-    blobs = write_fitting_blobs(board, program, inputs, workdir)
-    elf = options.firmware or build_firmware(
-        board.name, program.path, workdir / "executor_runner.elf"
-    )
-    report = run_firmware(
-        emulator, board, elf, *blobs, options.timeout_s, workdir, outputs=program.outputs()
-    )
-    if program.plan.delegates:  # the emulator's own NPU, programmed by the firmware's driver
-        report.npu_run = NpuRun(None, "firmware", None, None, None)
-    return report
 
 
 def write_fitting_blobs(

@@ -1,10 +1,15 @@
-"""The FVP target: its command line comes from board.yaml (no FVP is installed here)."""
+"""The FVP target: its command line comes from board.yaml, and it runs over the host link.
+
+No FVP is installed here: the end-to-end tests run the target against tests/fvp_standin.py, a
+STAND-IN that takes the FVP's command line (refusing what it does not know), announces UART0's
+port as the FVP does and runs the real link firmware on QEMU behind it."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sdk.errors import TargetError, UsageError
@@ -16,27 +21,23 @@ from sdk.targets.fvp import FvpTarget
 def test_command_line_from_board_yaml(tmp_path: Path):
     board = load_board("corstone300")
     target = FvpTarget(board)
-    preloads = [
-        Preload(tmp_path / "program.sdkp", board.slots["program"].base),
-        Preload(tmp_path / "inputs.sdki", board.slots["inputs"].base),
-    ]
+    preloads = [Preload(tmp_path / "program.sdkp", board.slots["program"].base)]
     uart = tmp_path / "uart0.log"
-    command = target.command(tmp_path / "fw.elf", preloads, tmp_path, uart, timeout_s=60)
+    command = target.command(tmp_path / "fw.elf", preloads, tmp_path, uart)
     assert command[0] == "FVP_Corstone_SSE-300_Ethos-U55"
     params = [command[i + 1] for i, arg in enumerate(command) if arg == "-C"]
     assert "ethosu.num_macs=128" in params
     assert f"mps3_board.uart0.out_file={uart}" in params
-    assert "mps3_board.uart0.shutdown_on_eot=1" in params
+    # UART0 is the link: a raw TCP bridge, never ended by a 0x04 byte inside a frame.
+    assert "mps3_board.telnetterminal0.mode=raw" in params
+    assert "mps3_board.telnetterminal0.start_telnet=0" in params
+    assert not any("shutdown_on_eot" in p for p in params)
     assert "mps3_board.visualisation.disable-visualisation=1" in params
     assert "cpu0.semihosting-enable=1" in params
     assert f"cpu0.semihosting-cwd={tmp_path}" in params
     assert command[command.index("-a") + 1] == str(tmp_path / "fw.elf")
     data = [command[i + 1] for i, arg in enumerate(command) if arg == "--data"]
-    assert data == [
-        f"{tmp_path / 'program.sdkp'}@0x70000000",
-        f"{tmp_path / 'inputs.sdki'}@0x72000000",
-    ]
-    assert command[command.index("--timelimit") + 1] == "60"
+    assert data == [f"{tmp_path / 'program.sdkp'}@0x70000000"]
 
 
 def test_mac_count_follows_the_npu_config():
@@ -52,16 +53,17 @@ def test_missing_fvp_is_a_clear_error(tmp_path: Path):
     target = FvpTarget(board)
     if shutil.which(target.binary):
         pytest.skip(f"{target.binary} is installed on this machine")
-    with pytest.raises(TargetError, match="FVP not installed"):
-        target.run(tmp_path / "fw.elf", [], 10, tmp_path)
+    with pytest.raises(TargetError, match="FVP not installed"), target.session(tmp_path, tmp_path):
+        pass
 
 
 def test_the_fvp_binary_comes_from_the_environment(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("SDK_FVP", str(tmp_path / "my_fvp"))
     target = FvpTarget(load_board("corstone300"))
     assert target.binary == str(tmp_path / "my_fvp")
-    with pytest.raises(TargetError, match=r"FVP not installed: .*my_fvp not found.*--fvp PATH"):
-        target.run(tmp_path / "fw.elf", [], 10, tmp_path)
+    missing = r"FVP not installed: .*my_fvp not found.*--fvp PATH"
+    with pytest.raises(TargetError, match=missing), target.session(tmp_path, tmp_path):
+        pass
 
 
 def test_num_macs_follow_the_program_s_compiled_npu(programs):
@@ -74,3 +76,62 @@ def test_num_macs_follow_the_program_s_compiled_npu(programs):
     cpu_only = FvpTarget(board, "ethos-u55-64")
     cpu_only.follow_program(load_program(programs["add"]))
     assert cpu_only.num_macs == 64
+
+
+@pytest.mark.slow
+def test_the_fvp_target_runs_over_the_link_behind_the_stand_in(fvp_standin, programs, tmp_path):
+    """CPU and delegated programs: the launcher, the port announcement and the link end to
+    end; the outputs are ExecuTorch's (CPU) and the host reference's (NPU), bit for bit."""
+    from fwprograms import oracle, random_inputs
+
+    from sdk.targets.host import run_host
+    from sdk.targets.run import run_on_target
+
+    for name in ("add", "delegate"):
+        pte = programs[name]
+        inputs = random_inputs(pte, seed=4)
+        report = run_on_target("fvp", "corstone300", pte, inputs, 120, tmp_path / name)
+        if name == "delegate":
+            want = run_host(pte, inputs, npu_executor="command-stream")
+            assert report.npu_run is not None and report.npu_run.jobs == 1
+        else:
+            want = oracle(pte, inputs)
+        for got, expected in zip(report.outputs, want, strict=True):
+            np.testing.assert_array_equal(got, expected)
+        assert report.timing.source.startswith("FVP CPU ticks")
+        command = (tmp_path / name / "command.txt").read_text()
+        assert "telnetterminal0.mode=raw" in command and "--data" not in command
+        assert (
+            "Listening for serial connection on port"
+            in (tmp_path / name / "emulator.stderr.log").read_text()
+        )
+
+
+def test_an_fvp_that_refuses_its_command_line_is_a_clear_error(fvp_standin, monkeypatch, tmp_path):
+    board = load_board("corstone300")
+    target = FvpTarget(board)
+    target.config = {**target.config, "params": {**target.config["params"], "bogus.param": 1}}
+    with pytest.raises(TargetError) as caught, target.session(tmp_path / "fw.elf", tmp_path):
+        pass
+    message = caught.value.message
+    assert "exited with 1 before its UART listened" in message
+    assert "Parameter 'bogus.param' not found" in (tmp_path / "emulator.stderr.log").read_text()
+
+
+@pytest.mark.slow
+def test_the_stand_in_takes_the_first_free_port_and_announces_it(fvp_standin, programs, tmp_path):
+    """Port 5000 busy: the announced port is another, and the session reaches the firmware."""
+    import contextlib
+    import socket
+
+    from sdk.firmware.build import build_firmware
+
+    target = FvpTarget(load_board("corstone300"))
+    elf = build_firmware("corstone300", programs["add"], tmp_path / "fw.elf")
+    with socket.socket() as busy:
+        with contextlib.suppress(OSError):  # already taken by someone: the point stands
+            busy.bind(("127.0.0.1", 5000))
+            busy.listen(1)
+        with target.session(elf, tmp_path) as session:
+            assert not session.port_name.endswith(":5000")
+            assert session.connect().board == "corstone300"
