@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "contract.h"
 #include "board.h"
 #include "board_config.h"
 #include "platform.h"
@@ -78,7 +79,7 @@ extern "C" __attribute__((noreturn, used)) void report_fault(const uint32_t* fra
   // frame: r0, r1, r2, r3, r12, lr, pc, xpsr as the exception entry stacked them.
   board_report_fault(reg(kCfsr), reg(kHfsr), reg(kMmfar), reg(kBfar), frame[6], frame[5],
                      frame[7]);
-  platform_exit(100);
+  platform_exit(contract::kExitFault);
 }
 
 // Picks the stack the faulting code used (EXC_RETURN bit 2) and reports its frame. The stack
@@ -98,7 +99,7 @@ extern "C" __attribute__((noreturn)) void default_handler(void) {
   uint32_t ipsr;
   __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
   board_report_unexpected_interrupt(ipsr & 0x1FF);
-  platform_exit(100);
+  platform_exit(contract::kExitFault);
 }
 
 extern "C" __attribute__((noreturn, used)) void reset_handler(void) {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "contract.h"
 #include "platform.h"
 
 namespace {
@@ -23,7 +24,7 @@ extern "C" {
 void* _sbrk(ptrdiff_t) {
   static const char kMessage[] = "\0\n@sdk fault reason=heap_use\n";  // 0x00: see board.cpp
   report(kMessage, sizeof(kMessage) - 1);
-  platform_exit(100);
+  platform_exit(contract::kExitFault);
 }
 
 __attribute__((noreturn)) void _exit(int code) { platform_exit(code); }

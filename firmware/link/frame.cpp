@@ -37,14 +37,15 @@ bool parse_body(const uint8_t* body, size_t size, Frame* frame, NakReason* why) 
     *why = NakReason::Crc;
     return false;
   }
-  size_t length = get_u16(body + 8);
-  if (body[0] != kProtocolVersion || length != size - kMinBody ||
-      (body[10] & ~kFlagResponse) != 0 || body[11] != 0) {
+  size_t length = get_u16(body + kFrameHeaderLength);
+  if (body[kFrameHeaderVersion] != kProtocolVersion || length != size - kMinBody ||
+      (body[kFrameHeaderFlags] & ~kFlagResponse) != 0 || body[kFrameHeaderReserved] != 0) {
     *why = NakReason::BadHeader;
     return false;
   }
-  *frame = Frame{body[1], get_u16(body + 2), get_u32(body + 4), body[10], body + kHeaderSize,
-                 length};
+  *frame = Frame{body[kFrameHeaderKind], get_u16(body + kFrameHeaderSeq),
+                 get_u32(body + kFrameHeaderSession), body[kFrameHeaderFlags],
+                 body + kHeaderSize, length};
   return true;
 }
 
@@ -56,15 +57,15 @@ size_t build_body(uint8_t kind, uint16_t seq, uint32_t session, uint8_t flags,
   if (length > 0 && payload != out + kHeaderSize) {
     memmove(out + kHeaderSize, payload, length);
   }
-  out[0] = kProtocolVersion;
-  out[1] = kind;
-  out[2] = static_cast<uint8_t>(seq);
-  out[3] = static_cast<uint8_t>(seq >> 8);
-  put_u32(out + 4, session);
-  out[8] = static_cast<uint8_t>(length);
-  out[9] = static_cast<uint8_t>(length >> 8);
-  out[10] = flags;
-  out[11] = 0;
+  out[kFrameHeaderVersion] = kProtocolVersion;
+  out[kFrameHeaderKind] = kind;
+  out[kFrameHeaderSeq] = static_cast<uint8_t>(seq);
+  out[kFrameHeaderSeq + 1] = static_cast<uint8_t>(seq >> 8);
+  put_u32(out + kFrameHeaderSession, session);
+  out[kFrameHeaderLength] = static_cast<uint8_t>(length);
+  out[kFrameHeaderLength + 1] = static_cast<uint8_t>(length >> 8);
+  out[kFrameHeaderFlags] = flags;
+  out[kFrameHeaderReserved] = 0;
   put_u32(out + kHeaderSize + length, runner::crc32(out, kHeaderSize + length));
   return kMinBody + length;
 }

@@ -6,21 +6,18 @@
 #include <stdint.h>
 
 #include "cobs.h"
+#include "contract.h"  // generated from firmware/contract.yaml: kinds, layouts, the version
 
 namespace hostlink {
 
-constexpr uint8_t kProtocolVersion = 1;
-constexpr size_t kHeaderSize = 12;
+using namespace contract;  // NOLINT: the contract's names are the link's
+
+constexpr size_t kHeaderSize = kFrameHeaderSize;
 constexpr size_t kCrcSize = 4;
-constexpr size_t kMaxPayload = 4096;
 constexpr size_t kMinBody = kHeaderSize + kCrcSize;
 constexpr size_t kMaxBody = kHeaderSize + kMaxPayload + kCrcSize;
 constexpr size_t kMaxEncoded = cobs_max_encoded(kMaxBody);
 constexpr size_t kMaxWire = kMaxEncoded + 2;  // with both delimiters
-constexpr uint8_t kFlagResponse = 1u << 0;
-
-// Why a frame was dropped: the NAK payload.
-enum class NakReason : uint8_t { Crc = 1, TooLong = 2, BadHeader = 3, Cobs = 4, TooShort = 5 };
 
 struct Frame {
   uint8_t kind;

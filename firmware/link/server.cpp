@@ -126,13 +126,29 @@ rt::Error expect_size(const Frame& request, size_t size) {
   return rt::Error::Ok;
 }
 
+void put_u16_at(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+
+void put_u32_at(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// The contract's tensor header (contract.h offsets), written where `w` stands.
 void put_tensor_header(Writer& w, uint16_t index, const rt::Tensor& t, uint32_t offset,
                        uint32_t crc) {
-  w.u16(index).u8(static_cast<uint8_t>(t.dtype)).u8(t.dim).u32(static_cast<uint32_t>(t.nbytes));
-  w.u32(offset).u32(crc);
-  for (int d = 0; d < rt::kMaxDims; ++d) {
-    w.u32(static_cast<uint32_t>(d < t.dim ? t.sizes[d] : 0));
+  uint8_t h[kTensorHeaderSize] = {};
+  put_u16_at(h + kTensorHeaderIndex, index);
+  h[kTensorHeaderDtype] = static_cast<uint8_t>(t.dtype);
+  h[kTensorHeaderNdim] = t.dim;
+  put_u32_at(h + kTensorHeaderNbytes, static_cast<uint32_t>(t.nbytes));
+  put_u32_at(h + kTensorHeaderOffset, offset);
+  put_u32_at(h + kTensorHeaderCrc32, crc);
+  for (int d = 0; d < t.dim && d < kMaxDims; ++d) {
+    put_u32_at(h + kTensorHeaderSizes + 4 * d, static_cast<uint32_t>(t.sizes[d]));
   }
+  w.put(h, sizeof(h));
 }
 
 }  // namespace
@@ -470,14 +486,16 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
            "SET_INPUT payload is %lu bytes, shorter than its %lu-byte header", ul(request.length),
            ul(kTensorHeaderSize));
   const uint8_t* p = request.payload;
-  uint16_t index = get_u16(p);
-  runner::TensorDesc desc = {p[2], p[3], get_u32(p + 4), {}};
-  uint32_t offset = get_u32(p + 8);
-  RT_CHECK(get_u32(p + 12) == 0, rt::Error::BadMessage, "SET_INPUT: the crc32 field is not 0");
+  uint16_t index = get_u16(p + kTensorHeaderIndex);
+  runner::TensorDesc desc = {p[kTensorHeaderDtype], p[kTensorHeaderNdim],
+                             get_u32(p + kTensorHeaderNbytes), {}};
+  uint32_t offset = get_u32(p + kTensorHeaderOffset);
+  RT_CHECK(get_u32(p + kTensorHeaderCrc32) == 0, rt::Error::BadMessage,
+           "SET_INPUT: the crc32 field is not 0");
   RT_CHECK(desc.ndim <= rt::kMaxDims, rt::Error::BadMessage,
            "SET_INPUT: %u dimensions, at most %d", desc.ndim, rt::kMaxDims);
   for (int d = 0; d < rt::kMaxDims; ++d) {
-    desc.sizes[d] = static_cast<int32_t>(get_u32(p + 16 + 4 * d));
+    desc.sizes[d] = static_cast<int32_t>(get_u32(p + kTensorHeaderSizes + 4 * d));
     RT_CHECK(d < desc.ndim || desc.sizes[d] == 0, rt::Error::BadMessage,
              "SET_INPUT: size %d beyond its %u dimensions is not 0", d, desc.ndim);
   }

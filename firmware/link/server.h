@@ -16,30 +16,7 @@
 
 namespace hostlink {
 
-enum Kind : uint8_t {
-  kHello = 0x01,
-  kConnect = 0x02,
-  kInfo = 0x03,
-  kLoadBegin = 0x10,
-  kLoadData = 0x11,
-  kLoadEnd = 0x12,
-  kLoadSlot = 0x13,
-  kSetInput = 0x20,
-  kRun = 0x30,
-  kGetOutput = 0x31,
-  kStats = 0x40,
-  kReset = 0x50,
-  kLinkTest = 0x60,
-  kNpuRegs = 0x70,
-  kNpuRead = 0x71,
-  kNpuWrite = 0x72,
-  kNpuDone = 0x73,
-  kNpuHash = 0x74,
-  kNak = 0x7E,
-  kError = 0x7F,
-};
 
-constexpr size_t kTensorHeaderSize = 48;
 // Inputs whose progress the server tracks; a program with more is refused at load.
 constexpr size_t kMaxInputs = 64;
 // The virtual Ethos-U55 (docs/link.md "Virtual U55"): the driver's register writes wait in a

@@ -72,6 +72,15 @@ def without_mve(cpu_flags: list[str]) -> list[str]:
     return [f + "+nomve" if f.startswith("-mcpu=") else f for f in cpu_flags]
 
 
+def write_contract_header(gen: Path) -> Path:
+    """<gen>/contract.h from firmware/contract.yaml (rewritten only when it changes)."""
+    from sdk.contract import render_header
+
+    path = gen / "contract.h"
+    write_if_changed(path, render_header())
+    return path
+
+
 def render_board_config(board: Board, npu: str | None, exit_method: str | None = None) -> str:
     lines = [
         f"// Generated from boards/{board.name}/board.yaml by sdk.firmware.buildgen. Do not edit.",

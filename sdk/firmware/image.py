@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import ProgramError, ResourceError
+from sdk.link.protocol import MAX_DIMS
 from sdk.program.pte import LoadedProgram, scalar_type_of
 
 PROGRAM_MAGIC = b"SDKP"
@@ -22,7 +23,6 @@ BLOB_VERSION = 1
 HEADER = struct.Struct("<4sIII16s")
 INPUTS_HEADER = struct.Struct("<II")
 INPUT_RECORD = struct.Struct("<BBHIII8i")
-MAX_DIMS = 8
 DATA_ALIGNMENT = 16
 
 

@@ -22,11 +22,12 @@ from typing import Protocol
 
 import numpy as np
 
+from sdk import contract
 from sdk.errors import TargetError
 
 RECORD_PREFIX = "@sdk "
 RECORD_VERSION = "1"
-FAULT_EXIT_CODE = 100
+FAULT_EXIT_CODE = contract.data()["exit_codes"]["fault"]
 
 
 @dataclass(frozen=True)

@@ -6,49 +6,29 @@ Pure functions over bytes, no I/O: `sdk.link.session` does the talking. COBS com
 
 from __future__ import annotations
 
-import enum
 import struct
 import zlib
 from dataclasses import dataclass
 
 from cobs import cobs
 
+from sdk import contract
 from sdk.errors import FrameError, PayloadError
 
-PROTOCOL_VERSION = 1
-MAX_PAYLOAD = 4096
+# The contract's facts (firmware/contract.yaml, shared with the firmware's generated contract.h).
+PROTOCOL_VERSION = contract.data()["link"]["protocol_version"]
+MAX_PAYLOAD = contract.data()["link"]["max_payload"]
+FLAG_RESPONSE = contract.data()["link"]["flag_response"]
+MAX_DIMS = contract.data()["max_dims"]
+HEADER = contract.struct_of("frame_header")  # version, kind, seq, session, length, flags, 0
+TENSOR_HEADER = contract.struct_of("tensor_header")
+Kind = contract.kinds()
 DELIMITER = b"\x00"
-HEADER = struct.Struct("<BBHIHBB")  # version, kind, seq, session, length, flags, reserved
 CRC = struct.Struct("<I")
-FLAG_RESPONSE = 0x01
 MIN_BODY = HEADER.size + CRC.size
 MAX_BODY = MIN_BODY + MAX_PAYLOAD
 # COBS adds one byte per 254 and one more; anything longer between delimiters is not a frame.
 MAX_ENCODED = MAX_BODY + MAX_BODY // 254 + 2
-MAX_DIMS = 8
-
-
-class Kind(enum.IntEnum):
-    HELLO = 0x01
-    CONNECT = 0x02
-    INFO = 0x03
-    LOAD_BEGIN = 0x10
-    LOAD_DATA = 0x11
-    LOAD_END = 0x12
-    LOAD_SLOT = 0x13
-    SET_INPUT = 0x20
-    RUN = 0x30
-    GET_OUTPUT = 0x31
-    STATS = 0x40
-    RESET = 0x50
-    LINK_TEST = 0x60
-    NPU_REGS = 0x70
-    NPU_READ = 0x71
-    NPU_WRITE = 0x72
-    NPU_DONE = 0x73
-    NPU_HASH = 0x74
-    NAK = 0x7E
-    ERROR = 0x7F
 
 
 @dataclass(frozen=True)
@@ -230,9 +210,6 @@ def parse_stats(payload: bytes) -> Stats:
     tick_hz, runs, load, inputs, run, last, output, npu, _, cycles = r.take("IIQQQQQIIQ")
     r.end()
     return Stats(tick_hz, runs, load, inputs, run, last, output, bool(npu), cycles)
-
-
-TENSOR_HEADER = struct.Struct("<HBBIII8i")
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract.h"  // generated from firmware/contract.yaml
+
 #include "rt/scalar_type.h"
 
 namespace rt {
 
-constexpr int kMaxDims = 8;
+constexpr int kMaxDims = contract::kMaxDims;
 
 struct Tensor {
   void* data;               // never null for a loaded tensor (unless numel == 0)

@@ -1,0 +1,96 @@
+"""The host/firmware contract (firmware/contract.yaml), read once for the host's side, and the
+firmware's side rendered from it (`render_header`: SConstruct writes <build>/gen/contract.h).
+
+So a message kind, a frame or tensor-header layout, the protocol version or an exit code is
+written in one place; tests/firmware/test_contract.py checks a built header against it."""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+from functools import cache
+
+import yaml
+
+from sdk.paths import FIRMWARE_DIR
+
+CONTRACT_FILE = FIRMWARE_DIR / "contract.yaml"
+FORMATS = {"u8": "B", "u16": "H", "u32": "I", "i32": "i", "u64": "Q"}
+C_TYPES = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "i32": "int32_t"}
+
+
+@cache
+def data() -> dict:
+    return yaml.safe_load(CONTRACT_FILE.read_text())
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    count: int
+    offset: int
+
+
+def layout(name: str) -> list[Field]:
+    """The fields of a link layout (`frame_header`, `tensor_header`) with their offsets."""
+    fields, offset = [], 0
+    for entry in data()["link"][name]:
+        field_name, kind = entry[0], entry[1]
+        count = data()[entry[2]] if len(entry) > 2 and isinstance(entry[2], str) else (
+            entry[2] if len(entry) > 2 else 1
+        )  # fmt: skip
+        fields.append(Field(field_name, kind, count, offset))
+        offset += struct.calcsize("<" + FORMATS[kind]) * count
+    return fields
+
+
+def struct_of(name: str) -> struct.Struct:
+    """A layout as a struct (little-endian; a counted field is that many values)."""
+    return struct.Struct("<" + "".join(f"{f.count if f.count > 1 else ''}{FORMATS[f.type]}"
+                                       for f in layout(name)))  # fmt: skip
+
+
+def kinds() -> type[enum.IntEnum]:
+    return enum.IntEnum("Kind", data()["link"]["kinds"])  # type: ignore[return-value]
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.lower().split("_"))
+
+
+def render_header() -> str:
+    """contract.h: the firmware's side of the contract (constants in namespace `contract`)."""
+    link = data()["link"]
+    lines = [
+        "// Generated from firmware/contract.yaml by sdk.contract.render_header: do not edit.",
+        "#pragma once",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        "namespace contract {",
+        "",
+        f"constexpr uint8_t kProtocolVersion = {link['protocol_version']};",
+        f"constexpr size_t kMaxPayload = {link['max_payload']};",
+        f"constexpr uint8_t kFlagResponse = 0x{link['flag_response']:02x};",
+        f"constexpr int kMaxDims = {data()['max_dims']};",
+    ]
+    for name, code in data()["exit_codes"].items():
+        lines.append(f"constexpr int kExit{_camel(name)} = {code};")
+    lines += ["", "enum Kind : uint8_t {"]
+    lines += [f"  k{_camel(name)} = 0x{code:02X}," for name, code in link["kinds"].items()]
+    lines += ["};", "", "enum class NakReason : uint8_t {"]
+    lines += [f"  {_camel(name)} = {code}," for name, code in link["nak_reasons"].items()]
+    lines += ["};", ""]
+    for name in ("frame_header", "tensor_header"):
+        prefix = _camel(name)
+        fields = layout(name)
+        lines.append(f"// {name}: byte offsets of its fields")
+        for f in fields:
+            lines.append(f"constexpr size_t k{prefix}{_camel(f.name)} = {f.offset};")
+        size = struct_of(name).size
+        lines += [f"constexpr size_t k{prefix}Size = {size};", ""]
+    lines += ["}  // namespace contract", ""]
+    return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""The host/firmware contract is written once (firmware/contract.yaml): the firmware's header is
+generated from it at build time and the host reads it, so neither side keeps its own copy."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sdk import contract
+from sdk.link import protocol as p
+from sdk.paths import REPO_ROOT
+
+
+def test_the_built_header_is_the_one_the_contract_renders(host_build: Path):
+    """A generated side that is stale (the contract changed, the header did not) fails here."""
+    assert (host_build / "gen" / "contract.h").read_text() == contract.render_header()
+
+
+def test_the_contract_is_consistent():
+    link = contract.data()["link"]
+    for table in ("kinds", "nak_reasons"):
+        codes = list(link[table].values())
+        assert len(codes) == len(set(codes)), f"{table}: a code used twice"
+        assert all(0 < c < 256 for c in codes)
+    assert p.HEADER.size == 12 and p.TENSOR_HEADER.size == 16 + 4 * contract.data()["max_dims"]
+    assert max(link["kinds"].values()) < 0x80 and p.FLAG_RESPONSE == 1
+    header = contract.render_header()
+    assert "kNpuRegs = 0x70," in header and "constexpr size_t kTensorHeaderSize = 48;" in header
+
+
+def test_neither_side_writes_a_contract_fact_by_hand():
+    sources = [
+        path
+        for folder in ("firmware", "boards")
+        for path in (REPO_ROOT / folder).rglob("*")
+        if path.suffix in (".h", ".cpp")
+    ]
+    by_hand = re.compile(
+        r"(constexpr\s+\S+\s+k(ProtocolVersion|MaxPayload|FlagResponse|TensorHeaderSize|MaxDims)"
+        r"\s*=\s*\d)|(enum\s+(class\s+)?(Kind|NakReason)\b)|platform_exit\(100\)"
+    )
+    found = [str(path) for path in sources if by_hand.search(path.read_text())]
+    assert found == []
+    python = (REPO_ROOT / "sdk" / "link" / "protocol.py").read_text()
+    assert "class Kind" not in python and 'Struct("<HBBIII8i")' not in python
