@@ -19,15 +19,12 @@ from pathlib import Path
 from sdk.errors import ConfigError, KernelMissingError
 from sdk.files import read_yaml, write_if_changed
 from sdk.paths import KERNELS_DIR
-from sdk.program.pte import LoadedProgram, dtype_name, operator_name
+from sdk.program.pte import DTYPES, LoadedProgram, dtype_name, operator_name
 
 KERNELS_YAML = KERNELS_DIR / "kernels.yaml"
 
-# The firmware's rt::ScalarType numbering (firmware/runtime/include/rt/scalar_type.h).
-SCALAR_TYPE_CODES = {
-    "Byte": 0, "Char": 1, "Short": 2, "Int": 3, "Long": 4, "Half": 5, "Float": 6,
-    "Double": 7, "Bool": 11, "BFloat16": 15, "UInt16": 27, "UInt32": 28, "UInt64": 29,
-}  # fmt: skip
+# The firmware's rt::ScalarType numbering (generated from sdk.program.pte.DTYPES).
+SCALAR_TYPE_CODES = {d.name: int(code) for code, d in DTYPES.items()}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 
 from sdk import contract
 from sdk.errors import TargetError
+from sdk.program.pte import DTYPES
 
 RECORD_PREFIX = "@sdk "
 RECORD_VERSION = "1"
@@ -39,30 +40,10 @@ class DtypeCode:
     numpy: np.dtype | None  # None: numpy cannot hold it
 
 
-def _code(name: str, dtype: str | type, itemsize: int | None = None) -> DtypeCode:
-    np_dtype = np.dtype(dtype)
-    return DtypeCode(name, itemsize or np_dtype.itemsize, np_dtype)
-
-
+# The firmware's dtype codes (sdk.program.pte.DTYPES; quantized types arrive as their integer
+# storage: the scale and zero point are the program's business).
 DTYPE_CODES: dict[int, DtypeCode] = {
-    0: _code("Byte", "<u1"),
-    1: _code("Char", "<i1"),
-    2: _code("Short", "<i2"),
-    3: _code("Int", "<i4"),
-    4: _code("Long", "<i8"),
-    5: _code("Half", "<f2"),
-    6: _code("Float", "<f4"),
-    7: _code("Double", "<f8"),
-    11: _code("Bool", np.bool_),
-    # Quantized types arrive as their integer storage (the scale and zero point are the
-    # program's business).
-    12: _code("QInt8", "<i1"),
-    13: _code("QUInt8", "<u1"),
-    14: _code("QInt32", "<i4"),
-    15: DtypeCode("BFloat16", 2, None),
-    27: _code("UInt16", "<u2"),
-    28: _code("UInt32", "<u4"),
-    29: _code("UInt64", "<u8"),
+    int(code): DtypeCode(d.name, d.itemsize, d.numpy) for code, d in DTYPES.items()
 }
 
 _FIELD = re.compile(r'(\w+)=("[^"]*"|[^\s"]*)')

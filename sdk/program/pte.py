@@ -41,27 +41,54 @@ PTE_IDENTIFIER = b"ET12"
 EXTENDED_HEADER = struct.Struct("<4sIQQ")  # at 8: b"eh00", length, program size, segments at
 EXTENDED_MAGIC = b"eh00"
 
-# ExecuTorch ScalarType -> (name as the firmware and ExecuTorch print it, numpy dtype).
+
+@dataclass(frozen=True)
+class Dtype:
+    """A tensor element type the firmware knows: ExecuTorch's name for it ("Float"), its size,
+    and its numpy dtype (`storage_only`: quantized types, which arrive as their integer
+    storage; None: no numpy type, e.g. BFloat16)."""
+
+    name: str
+    itemsize: int
+    numpy: np.dtype | None
+    storage_only: bool = False
+
+
+def _dtype(name: str, numpy, storage_only: bool = False) -> Dtype:
+    return Dtype(name, np.dtype(numpy).itemsize, np.dtype(numpy), storage_only)
+
+
+# THE dtype table: the codes are the installed executorch wheel's (its schema's ScalarType);
+# the firmware's rt::ScalarType is generated from this (sdk.contract.render_header), and the
+# firmware records, kernel registrations and program reader all read it.
+DTYPES: dict[ScalarType, Dtype] = {
+    ScalarType.BYTE: _dtype("Byte", np.uint8),
+    ScalarType.CHAR: _dtype("Char", np.int8),
+    ScalarType.SHORT: _dtype("Short", "<i2"),
+    ScalarType.INT: _dtype("Int", "<i4"),
+    ScalarType.LONG: _dtype("Long", "<i8"),
+    ScalarType.HALF: _dtype("Half", "<f2"),
+    ScalarType.FLOAT: _dtype("Float", "<f4"),
+    ScalarType.DOUBLE: _dtype("Double", "<f8"),
+    ScalarType.BOOL: _dtype("Bool", np.bool_),
+    ScalarType.QINT8: _dtype("QInt8", np.int8, storage_only=True),
+    ScalarType.QUINT8: _dtype("QUInt8", np.uint8, storage_only=True),
+    ScalarType.QINT32: _dtype("QInt32", "<i4", storage_only=True),
+    ScalarType.BFLOAT16: Dtype("BFloat16", 2, None),
+    ScalarType.UINT16: _dtype("UInt16", "<u2"),
+    ScalarType.UINT32: _dtype("UInt32", "<u4"),
+    ScalarType.UINT64: _dtype("UInt64", "<u8"),
+}
+# ExecuTorch ScalarType -> (name, numpy dtype) of the types a program's tensors may have here.
 _SCALAR_TYPES: dict[ScalarType, tuple[str, np.dtype | None]] = {
-    ScalarType.BYTE: ("Byte", np.dtype(np.uint8)),
-    ScalarType.CHAR: ("Char", np.dtype(np.int8)),
-    ScalarType.SHORT: ("Short", np.dtype(np.int16)),
-    ScalarType.INT: ("Int", np.dtype(np.int32)),
-    ScalarType.LONG: ("Long", np.dtype(np.int64)),
-    ScalarType.HALF: ("Half", np.dtype(np.float16)),
-    ScalarType.FLOAT: ("Float", np.dtype(np.float32)),
-    ScalarType.DOUBLE: ("Double", np.dtype(np.float64)),
-    ScalarType.BOOL: ("Bool", np.dtype(np.bool_)),
-    ScalarType.UINT16: ("UInt16", np.dtype(np.uint16)),
-    ScalarType.UINT32: ("UInt32", np.dtype(np.uint32)),
-    ScalarType.UINT64: ("UInt64", np.dtype(np.uint64)),
+    st: (d.name, d.numpy) for st, d in DTYPES.items() if not d.storage_only and d.numpy is not None
 }
 
 
 def dtype_name(scalar_type: ScalarType) -> str:
     """ExecuTorch's name of a scalar type ("Float", "Short", ...)."""
-    entry = _SCALAR_TYPES.get(scalar_type)
-    return entry[0] if entry else ScalarType(scalar_type).name.title()
+    entry = DTYPES.get(scalar_type)
+    return entry.name if entry else ScalarType(scalar_type).name.title()
 
 
 def numpy_dtype(scalar_type: ScalarType) -> np.dtype:

@@ -37,9 +37,24 @@ def test_neither_side_writes_a_contract_fact_by_hand():
     ]
     by_hand = re.compile(
         r"(constexpr\s+\S+\s+k(ProtocolVersion|MaxPayload|FlagResponse|TensorHeaderSize|MaxDims)"
-        r"\s*=\s*\d)|(enum\s+(class\s+)?(Kind|NakReason)\b)|platform_exit\(100\)"
+        r"\s*=\s*\d)|(enum\s+(class\s+)?(Kind|NakReason|ScalarType)\b)|platform_exit\(100\)"
     )
     found = [str(path) for path in sources if by_hand.search(path.read_text())]
     assert found == []
     python = (REPO_ROOT / "sdk" / "link" / "protocol.py").read_text()
     assert "class Kind" not in python and 'Struct("<HBBIII8i")' not in python
+    # Dtype codes: one table (sdk.program.pte.DTYPES, codes from the executorch wheel).
+    for module in ("firmware/records.py", "kernelgen.py"):
+        text = (REPO_ROOT / "sdk" / module).read_text()
+        assert not re.search(r'"Float"\s*:\s*6|6\s*:\s*_code\("Float"', text), module
+
+
+def test_the_firmware_dtypes_are_the_executorch_wheel_s():
+    from executorch.exir.schema import ScalarType
+
+    from sdk.program.pte import DTYPES
+
+    header = contract.render_header()
+    for code, dtype in DTYPES.items():
+        assert isinstance(code, ScalarType)
+        assert f"  {dtype.name} = {int(code)}," in header
