@@ -92,11 +92,11 @@ def render_header() -> str:
             lines.append(f"constexpr size_t k{prefix}{_camel(f.name)} = {f.offset};")
         size = struct_of(name).size
         lines += [f"constexpr size_t k{prefix}Size = {size};", ""]
-    from sdk.program.pte import DTYPES
+    from sdk.dtypes import DTYPES
 
     lines += [
         "// Tensor element types: ExecuTorch's codes (its schema's ScalarType, from the installed",
-        "// wheel) and names, as sdk.program.pte.DTYPES has them.",
+        "// wheel) and names, as sdk.dtypes.DTYPES has them.",
         "enum class ScalarType : int8_t {",
     ]
     lines += [f"  {d.name} = {int(code)}," for code, d in DTYPES.items()]

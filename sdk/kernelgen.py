@@ -16,14 +16,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdk.dtypes import DTYPES
 from sdk.errors import ConfigError, KernelMissingError
 from sdk.files import read_yaml, write_if_changed
 from sdk.paths import KERNELS_DIR
-from sdk.program.pte import DTYPES, LoadedProgram, dtype_name, operator_name
+from sdk.program.pte import LoadedProgram, dtype_name, operator_name
 
 KERNELS_YAML = KERNELS_DIR / "kernels.yaml"
 
-# The firmware's rt::ScalarType numbering (generated from sdk.program.pte.DTYPES).
+# The firmware's rt::ScalarType numbering (generated from sdk.dtypes.DTYPES).
 SCALAR_TYPE_CODES = {d.name: int(code) for code, d in DTYPES.items()}
 
 

@@ -23,8 +23,8 @@ from typing import Protocol
 import numpy as np
 
 from sdk import contract
+from sdk.dtypes import DTYPES
 from sdk.errors import TargetError
-from sdk.program.pte import DTYPES
 
 RECORD_PREFIX = "@sdk "
 RECORD_VERSION = "1"
@@ -40,7 +40,7 @@ class DtypeCode:
     numpy: np.dtype | None  # None: numpy cannot hold it
 
 
-# The firmware's dtype codes (sdk.program.pte.DTYPES; quantized types arrive as their integer
+# The firmware's dtype codes (sdk.dtypes.DTYPES; quantized types arrive as their integer
 # storage: the scale and zero point are the program's business).
 DTYPE_CODES: dict[int, DtypeCode] = {
     int(code): DtypeCode(d.name, d.itemsize, d.numpy) for code, d in DTYPES.items()

@@ -35,6 +35,7 @@ from executorch.exir.schema import (
     TensorList,
 )
 
+from sdk.dtypes import DTYPES, Dtype  # noqa: F401 (Dtype: part of this module's API)
 from sdk.errors import ProgramError, UsageError
 
 PTE_IDENTIFIER = b"ET12"
@@ -42,43 +43,6 @@ EXTENDED_HEADER = struct.Struct("<4sIQQ")  # at 8: b"eh00", length, program size
 EXTENDED_MAGIC = b"eh00"
 
 
-@dataclass(frozen=True)
-class Dtype:
-    """A tensor element type the firmware knows: ExecuTorch's name for it ("Float"), its size,
-    and its numpy dtype (`storage_only`: quantized types, which arrive as their integer
-    storage; None: no numpy type, e.g. BFloat16)."""
-
-    name: str
-    itemsize: int
-    numpy: np.dtype | None
-    storage_only: bool = False
-
-
-def _dtype(name: str, numpy, storage_only: bool = False) -> Dtype:
-    return Dtype(name, np.dtype(numpy).itemsize, np.dtype(numpy), storage_only)
-
-
-# THE dtype table: the codes are the installed executorch wheel's (its schema's ScalarType);
-# the firmware's rt::ScalarType is generated from this (sdk.contract.render_header), and the
-# firmware records, kernel registrations and program reader all read it.
-DTYPES: dict[ScalarType, Dtype] = {
-    ScalarType.BYTE: _dtype("Byte", np.uint8),
-    ScalarType.CHAR: _dtype("Char", np.int8),
-    ScalarType.SHORT: _dtype("Short", "<i2"),
-    ScalarType.INT: _dtype("Int", "<i4"),
-    ScalarType.LONG: _dtype("Long", "<i8"),
-    ScalarType.HALF: _dtype("Half", "<f2"),
-    ScalarType.FLOAT: _dtype("Float", "<f4"),
-    ScalarType.DOUBLE: _dtype("Double", "<f8"),
-    ScalarType.BOOL: _dtype("Bool", np.bool_),
-    ScalarType.QINT8: _dtype("QInt8", np.int8, storage_only=True),
-    ScalarType.QUINT8: _dtype("QUInt8", np.uint8, storage_only=True),
-    ScalarType.QINT32: _dtype("QInt32", "<i4", storage_only=True),
-    ScalarType.BFLOAT16: Dtype("BFloat16", 2, None),
-    ScalarType.UINT16: _dtype("UInt16", "<u2"),
-    ScalarType.UINT32: _dtype("UInt32", "<u4"),
-    ScalarType.UINT64: _dtype("UInt64", "<u8"),
-}
 # ExecuTorch ScalarType -> (name, numpy dtype) of the types a program's tensors may have here.
 _SCALAR_TYPES: dict[ScalarType, tuple[str, np.dtype | None]] = {
     st: (d.name, d.numpy) for st, d in DTYPES.items() if not d.storage_only and d.numpy is not None

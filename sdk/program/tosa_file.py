@@ -1,14 +1,21 @@
-"""Read a delegate's saved TOSA flatbuffer: its main graph's inputs and outputs."""
+"""A delegate's saved TOSA flatbuffer: where it is (find_tosa) and its main graph's inputs and
+outputs (read_tosa_io)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tosa.DType import DType
 from tosa.TosaGraph import TosaGraph
 
 from sdk.errors import ProgramError
+
+if TYPE_CHECKING:
+    from sdk.program.pte import LoadedProgram
 
 _NUMPY = {
     DType.BOOL: np.dtype(np.bool_),
@@ -58,3 +65,38 @@ def read_tosa_io(data: bytes) -> TosaGraphInfo:
         return TosaTensorInfo(name, shape, _NUMPY[dtype])
 
     return TosaGraphInfo([info(n) for n in inputs], [info(n) for n in outputs])
+
+
+def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int, Path]:
+    """Each delegate's saved TOSA: from report.json beside the program (matched by payload
+    hash), else OUTDIR/tosa/delegate_<i>.tosa."""
+    from sdk.program.audit import read_delegates
+
+    delegates = read_delegates(program)
+    if not delegates:
+        return {}
+    base = program.path.parent if program.path else Path.cwd()
+    report_path = base / "report.json"
+    found: dict[int, Path] = {}
+    if tosa_dir is None and report_path.is_file():
+        report = json.loads(report_path.read_text())
+        for entry in report.get("delegates", []):
+            index = entry.get("index")
+            if index is None or not 0 <= index < len(delegates):
+                continue
+            if entry.get("payload_sha256") != delegates[index].sha256:
+                raise ProgramError(
+                    f"{report_path} does not describe this program (delegate {index} differs)"
+                )
+            found[index] = base / entry["tosa"]
+    else:
+        folder = tosa_dir or base / "tosa"
+        found = {d.index: folder / f"delegate_{d.index}.tosa" for d in delegates}
+    for delegate in delegates:
+        path = found.get(delegate.index)
+        if path is None or not path.is_file():
+            raise ProgramError(
+                f"no saved TOSA for delegate {delegate.index} ({path}); `sdk export` writes "
+                "it to OUTDIR/tosa/ beside model.pte"
+            )
+    return found

@@ -21,6 +21,7 @@ from sdk.errors import BoundaryError, ProgramError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
+from sdk.program.tosa_file import find_tosa
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
 from sdk.vnpu.executor import (
     HOST_REFERENCE_EXECUTOR,
@@ -165,41 +166,6 @@ class HostRunner:
             else:
                 self._run_delegate(step, env)
         return [self._read(env, int(v)) for v in self.program.plan.outputs]
-
-
-def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int, Path]:
-    """Each delegate's saved TOSA: from report.json beside the program (matched by payload
-    hash), else OUTDIR/tosa/delegate_<i>.tosa."""
-    from sdk.program.audit import read_delegates
-
-    delegates = read_delegates(program)
-    if not delegates:
-        return {}
-    base = program.path.parent if program.path else Path.cwd()
-    report_path = base / "report.json"
-    found: dict[int, Path] = {}
-    if tosa_dir is None and report_path.is_file():
-        report = json.loads(report_path.read_text())
-        for entry in report.get("delegates", []):
-            index = entry.get("index")
-            if index is None or not 0 <= index < len(delegates):
-                continue
-            if entry.get("payload_sha256") != delegates[index].sha256:
-                raise ProgramError(
-                    f"{report_path} does not describe this program (delegate {index} differs)"
-                )
-            found[index] = base / entry["tosa"]
-    else:
-        folder = tosa_dir or base / "tosa"
-        found = {d.index: folder / f"delegate_{d.index}.tosa" for d in delegates}
-    for delegate in delegates:
-        path = found.get(delegate.index)
-        if path is None or not path.is_file():
-            raise ProgramError(
-                f"no saved TOSA for delegate {delegate.index} ({path}); `sdk export` writes "
-                "it to OUTDIR/tosa/ beside model.pte"
-            )
-    return found
 
 
 def host_runner(

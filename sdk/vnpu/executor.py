@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from sdk.errors import ProgramError, TargetError
-from sdk.program.tosa_file import TosaGraphInfo, read_tosa_io
+from sdk.program.tosa_file import TosaGraphInfo, find_tosa, read_tosa_io
 
 
 class NpuExecutor(Protocol):
@@ -108,8 +108,6 @@ def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecut
     from sdk.errors import UsageError
 
     if kind == "tosa":
-        from sdk.targets.host import find_tosa
-
         return TosaExecutor(find_tosa(program, tosa_dir))
     if kind == "command-stream":
         from sdk.vnpu.command_stream import CommandStreamExecutor

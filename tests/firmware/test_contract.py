@@ -43,7 +43,7 @@ def test_neither_side_writes_a_contract_fact_by_hand():
     assert found == []
     python = (REPO_ROOT / "sdk" / "link" / "protocol.py").read_text()
     assert "class Kind" not in python and 'Struct("<HBBIII8i")' not in python
-    # Dtype codes: one table (sdk.program.pte.DTYPES, codes from the executorch wheel).
+    # Dtype codes: one table (sdk.dtypes.DTYPES, codes from the executorch wheel).
     for module in ("firmware/records.py", "kernelgen.py"):
         text = (REPO_ROOT / "sdk" / module).read_text()
         assert not re.search(r'"Float"\s*:\s*6|6\s*:\s*_code\("Float"', text), module
@@ -52,7 +52,7 @@ def test_neither_side_writes_a_contract_fact_by_hand():
 def test_the_firmware_dtypes_are_the_executorch_wheel_s():
     from executorch.exir.schema import ScalarType
 
-    from sdk.program.pte import DTYPES
+    from sdk.dtypes import DTYPES
 
     header = contract.render_header()
     for code, dtype in DTYPES.items():

@@ -18,7 +18,7 @@ from sdk.errors import ProgramError
 from sdk.npu.decode import decode_cmd_data
 from sdk.npu.execute import NpuState, execute
 from sdk.program.pte import load_program
-from sdk.targets.host import find_tosa
+from sdk.program.tosa_file import find_tosa
 from sdk.vnpu.command_stream import CommandStreamExecutor
 from sdk.vnpu.executor import TosaExecutor
 

@@ -8,7 +8,7 @@
 
 namespace rt {
 
-// Generated from sdk.program.pte.DTYPES (ExecuTorch's codes and names): contract.h.
+// Generated from sdk.dtypes.DTYPES (ExecuTorch's codes and names): contract.h.
 using ScalarType = contract::ScalarType;
 
 // Bytes per element; 0 for types this runtime does not support.
