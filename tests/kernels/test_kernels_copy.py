@@ -1,5 +1,5 @@
-"""Data-movement kernels against ExecuTorch: split, permute/transpose, view copies, slice,
-cat, expand, clone, dtype conversion; edge shapes and malformed calls."""
+"""Data-movement kernels against ExecuTorch: split, permute/transpose, flip, view copies,
+slice, cat, expand, clone, dtype conversion; edge shapes and malformed calls."""
 
 from __future__ import annotations
 
@@ -103,6 +103,30 @@ def test_permute_rejects_repeated_dim(refused, permute_program) -> None:
     edit.call_with_out("aten::permute_copy.out", args, np.float32, (2, 3))
     name, why = refused(edit)
     assert name == "InvalidArgument" and "dim 0 repeats" in why
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape,dims",
+    [((3, 4, 5), [0]), ((3, 4, 5), [-1]), ((3, 4, 5), [0, 2]), ((2, 3, 4, 5), [1, -1, 0]),
+     ((7,), [0]), ((2, 0, 3), [1]), ((1, 6), [0, 1]), ((4, 5), [])],
+)  # fmt: skip
+def test_flip(check, dtype, shape, dims) -> None:
+    check(lambda t: torch.flip(t, dims), sample(shape, dtype), ops=["aten::flip.out"])
+
+
+def test_flip_rejects_a_repeated_dim_and_a_wrong_out(refused) -> None:
+    program = oracle.export(lambda t: torch.flip(t, [0]), (torch.ones(2, 3),))
+    for dims, out_shape, error, reason in [
+        ([0, -2], (2, 3), "InvalidArgument", "dim 0 repeats"),
+        ([2], (2, 3), "InvalidArgument", "out of range"),
+        ([0], (3, 2), "ShapeMismatch", "shape"),
+    ]:
+        edit = EditedProgram(program)
+        args = [edit.input(np.ones((2, 3), np.float32)), edit.int_list(dims)]
+        edit.call_with_out("aten::flip.out", args, np.float32, out_shape)
+        name, why = refused(edit)
+        assert name == error and reason in why, (name, why)
 
 
 def test_view_unsqueeze_squeeze(check) -> None:

@@ -1,5 +1,5 @@
 """Element-wise and reduction kernels against ExecuTorch: add/sub/mul (Tensor and Scalar
-forms, broadcasting, alpha, dtype promotion), sum, mean, softmax, sigmoid."""
+forms, broadcasting, alpha, dtype promotion), sum, any, mean, softmax, sigmoid."""
 
 from __future__ import annotations
 
@@ -189,6 +189,28 @@ def test_sum_with_dtype_and_empty(check) -> None:
     check(lambda t: t.sum(dim=1, dtype=torch.float64), data((3, 4), torch.float32, 2),
           ops=["aten::sum.IntList_out"])  # fmt: skip
     check(lambda t: t.sum(dim=1), torch.zeros(3, 0), ops=["aten::sum.IntList_out"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.uint8, torch.bool])
+@pytest.mark.parametrize(
+    "how", ["all", "dim1", "dim-1-keep", "dims02", "dims-none-keep", "mostly-zero"]
+)
+def test_any(check, dtype, how) -> None:
+    """any over everything, one dim and several (any.all_out, .out, .dims_out); zeros with a
+    few non-zeros, so both answers occur, and NaN counts as non-zero."""
+    x = (data((3, 4, 5), torch.float32, 17) > 1.2).to(dtype)
+    if how == "mostly-zero" and dtype == torch.float32:
+        x = torch.zeros(3, 4, 5)
+        x[1, 2, 3] = float("nan")
+    fn, op = {
+        "all": (lambda t: t.any(), "aten::any.all_out"),
+        "dim1": (lambda t: t.any(dim=1), "aten::any.out"),
+        "dim-1-keep": (lambda t: t.any(dim=-1, keepdim=True), "aten::any.out"),
+        "dims02": (lambda t: t.any(dim=(0, 2)), "aten::any.dims_out"),
+        "dims-none-keep": (lambda t: t.any(dim=(0, 1, 2), keepdim=True), "aten::any.dims_out"),
+        "mostly-zero": (lambda t: t.any(dim=2), "aten::any.out"),
+    }[how]
+    check(fn, x, ops=[op])
 
 
 @pytest.mark.parametrize("dims,keepdim", [([1], True), ([-1], False), ([0, 2], False)])

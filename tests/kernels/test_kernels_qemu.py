@@ -102,6 +102,8 @@ def copy_cases():
         yield f"split-{n}", lambda t, k=n: torch.split(t, [k // 2, k - k // 2], dim=1), (x,), None
         yield f"cat-{n}", lambda t: torch.cat([t, t * 2], dim=1), (x,), None
     yield "permute", lambda t: t.permute(2, 0, 1).contiguous(), (floats((3, 5, 7)),), None
+    yield "flip", lambda t: torch.flip(t, [0, 2]), (floats((3, 5, 7)),), None
+    yield "any", lambda t: (t > 1.0).any(dim=1), (floats((6, 9)),), None
     yield "slice", lambda t: t[:, 1:8:3], (floats((4, 9)),), None
 
 
