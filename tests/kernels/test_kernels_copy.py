@@ -1,5 +1,5 @@
 """Data-movement kernels against ExecuTorch: split, permute/transpose, flip, view copies,
-slice, cat, expand, clone, dtype conversion; edge shapes and malformed calls."""
+slice, cat, expand, repeat, clone, dtype conversion; edge shapes and malformed calls."""
 
 from __future__ import annotations
 
@@ -125,6 +125,30 @@ def test_flip_rejects_a_repeated_dim_and_a_wrong_out(refused) -> None:
         edit = EditedProgram(program)
         args = [edit.input(np.ones((2, 3), np.float32)), edit.int_list(dims)]
         edit.call_with_out("aten::flip.out", args, np.float32, out_shape)
+        name, why = refused(edit)
+        assert name == error and reason in why, (name, why)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape,repeats",
+    [((2, 3), (2, 1)), ((2, 3), (1, 3)), ((4,), (2, 2, 3)), ((1, 1), (1, 1)), ((2, 3), (0, 2)),
+     ((2, 1, 3), (1, 4, 2))],
+)  # fmt: skip
+def test_repeat(check, dtype, shape, repeats) -> None:
+    check(lambda t: t.repeat(*repeats), sample(shape, dtype), ops=["aten::repeat.out"])
+
+
+def test_repeat_rejects_too_few_repeats_and_a_wrong_out(refused) -> None:
+    program = oracle.export(lambda t: t.repeat(2, 1), (torch.ones(2, 3),))
+    for repeats, out_shape, error, reason in [
+        ([2], (4, 3), "InvalidArgument", "1 repeats for a 2-d self"),
+        ([-1, 1], (2, 3), "InvalidArgument", "repeats[0] = -1"),
+        ([2, 1], (4, 4), "ShapeMismatch", "shape"),
+    ]:
+        edit = EditedProgram(program)
+        args = [edit.input(np.ones((2, 3), np.float32)), edit.int_list(repeats)]
+        edit.call_with_out("aten::repeat.out", args, np.float32, out_shape)
         name, why = refused(edit)
         assert name == error and reason in why, (name, why)
 

@@ -1,6 +1,6 @@
 """Selection kernels against ExecuTorch: where (broadcasting three operands, promotion, a Byte
-condition), select_copy, index_select (Long and Int indices, repeats), argmax (ties, NaN,
-dim None, keepdim); malformed calls."""
+condition), select_copy, index_select (Long and Int indices) and gather (Long), repeats,
+argmax (ties, NaN, dim None, keepdim); malformed calls."""
 
 from __future__ import annotations
 
@@ -144,6 +144,42 @@ def test_index_select_int_index_and_0d(check) -> None:
     check(lambda t, i: torch.index_select(t, 0, i), x, torch.tensor([2, 2, 0], dtype=torch.int32),
           ops=INDEX_SELECT)  # fmt: skip
     check(lambda t, i: torch.index_select(t, 1, i), x, torch.tensor(4), ops=INDEX_SELECT)
+
+
+GATHER = ["aten::gather.out"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape,dim,index_shape", [((4, 5), 0, (3, 5)), ((4, 5), 1, (4, 7)), ((2, 3, 4), 1, (2, 2, 3)),
+                              ((2, 3, 4), -1, (1, 3, 4)), ((6,), 0, (9,)), ((3, 4), 0, (0, 4))]
+)  # fmt: skip
+def test_gather(check, dtype, shape, dim, index_shape) -> None:
+    """Repeats, an index smaller than self off `dim`, an empty index; Long indices."""
+    size = shape[dim]
+    idx = (torch.arange(int(np.prod(index_shape))) * 7 % size).reshape(index_shape)
+    check(lambda t, i: torch.gather(t, dim, i), data(shape, dtype, 13), idx, ops=GATHER)
+
+
+def test_gather_refusals(refused) -> None:
+    """As ExecuTorch: an Int index is refused too (its kernel takes Long only)."""
+    x = data((3, 5), torch.float32, 14)
+    idx = torch.tensor([[2, 0, 1, 1, 0]])
+    program = oracle.export(lambda t, i: torch.gather(t, 0, i), (x, idx))
+    for index, out_shape, error, reason in [
+        (np.array([[2, 0, 1, 1, 0]], np.int32), (1, 5), "DtypeMismatch", "index has dtype Int"),
+        ([[0, 3, 0, 0, 0]], (1, 5), "InvalidArgument", "index[1] = 3 is out of range [0, 3)"),
+        ([[0] * 6], (1, 6), "InvalidArgument", "larger than self's 5"),
+        ([0, 1], (2,), "InvalidArgument", "index has 1 dims, self 2"),
+        ([[0] * 5], (5, 1), "ShapeMismatch", "expected [1, 5]"),
+    ]:
+        edit = EditedProgram(program)
+        index = index if isinstance(index, np.ndarray) else np.array(index, np.int64)
+        args = [edit.input(x.numpy()), edit.int(0), edit.input(index)]
+        args.append(edit.bool(False))
+        edit.call_with_out(GATHER[0], args, np.float32, out_shape)
+        name, why = refused(edit)
+        assert name == error and reason in why, (name, why)
 
 
 @pytest.fixture(scope="module")
