@@ -2,7 +2,8 @@
 (1-d/2-d, stride, padding, dilation, groups, depthwise, transposed, bias or none, integer
 dtypes), max_pool2d_with_indices.out (values and indices, ceil mode, dilation, NaN), avg_pool2d.out
 (count_include_pad, divisor_override, ceil mode, Long), constant_pad_nd.out,
-upsample_nearest2d.vec_out and the mean.out a CPU-forced mean.dim lowers to; malformed calls."""
+upsample_nearest2d/bilinear2d.vec_out and the mean.out a CPU-forced mean.dim lowers to; malformed
+calls."""
 
 from __future__ import annotations
 
@@ -542,6 +543,30 @@ def test_upsample_nearest_dtypes(check, dtype) -> None:
     x = data((1, 2, 3, 4), dtype, 41)
     check(lambda t: F.interpolate(t, scale_factor=2, mode="nearest"), x, ops=UPSAMPLE)
     check(lambda t: F.interpolate(t, size=(4, 9), mode="nearest"), x, ops=UPSAMPLE)
+
+
+BILINEAR = ["aten::upsample_bilinear2d.vec_out"]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"scale_factor": 2}, {"scale_factor": 1.5}, {"scale_factor": (2, 3)}, {"scale_factor": 0.5},
+     {"size": (5, 11)}, {"size": (3, 2)}, {"size": (5, 6)}, {"size": (1, 1)}],
+)  # fmt: skip
+def test_upsample_bilinear(check, kwargs, align_corners) -> None:
+    """Up and down, an unchanged size (a copy) and one output (align_corners' zero ratio)."""
+    x = data((2, 3, 5, 6), torch.float32, 42)
+    fn = lambda t: F.interpolate(t, mode="bilinear", align_corners=align_corners, **kwargs)  # noqa: E731
+    check(fn, x, ops=BILINEAR)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, *INT_DTYPES])
+def test_upsample_bilinear_dtypes(check, dtype) -> None:
+    """Integer data: float arithmetic, truncated into the element type, as ExecuTorch."""
+    x = data((1, 2, 3, 4), dtype, 43)
+    fn = lambda t: F.interpolate(t, size=(5, 7), mode="bilinear")  # noqa: E731
+    check(fn, x, ops=BILINEAR)
 
 
 @pytest.fixture(scope="module")

@@ -105,6 +105,12 @@ def copy_cases():
     yield "flip", lambda t: torch.flip(t, [0, 2]), (floats((3, 5, 7)),), None
     yield "any", lambda t: (t > 1.0).any(dim=1), (floats((6, 9)),), None
     yield "repeat", lambda t: t.repeat(2, 1, 3), (floats((2, 3, 4)),), None
+    yield (
+        "bilinear",
+        lambda t: F.interpolate(t, size=(7, 9), mode="bilinear"),
+        (floats((1, 2, 4, 5)),),
+        None,
+    )
     index = (torch.arange(4 * 12) * 5 % 9).reshape(4, 12)
     yield "gather", lambda t, i: torch.gather(t, 1, i), (floats((4, 9)), index), None
     yield "slice", lambda t: t[:, 1:8:3], (floats((4, 9)),), None
