@@ -1,5 +1,5 @@
 """Element-wise and reduction kernels against ExecuTorch: add/sub/mul (Tensor and Scalar
-forms, broadcasting, alpha, dtype promotion), sum, any, mean, softmax, sigmoid."""
+forms, broadcasting, alpha, dtype promotion), sum, amax/amin, any, mean, softmax, sigmoid."""
 
 from __future__ import annotations
 
@@ -189,6 +189,25 @@ def test_sum_with_dtype_and_empty(check) -> None:
     check(lambda t: t.sum(dim=1, dtype=torch.float64), data((3, 4), torch.float32, 2),
           ops=["aten::sum.IntList_out"])  # fmt: skip
     check(lambda t: t.sum(dim=1), torch.zeros(3, 0), ops=["aten::sum.IntList_out"])
+
+
+@pytest.mark.parametrize("which", ["amax", "amin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.int16, torch.int64, torch.bool])
+@pytest.mark.parametrize(
+    "dims,keepdim", [([1], True), ([-1], False), ([0, 2], False), ([], False), ([2, 0], True)]
+)
+def test_amax_amin(check, which, dtype, dims, keepdim) -> None:
+    x = data((3, 4, 5), dtype, 19)
+    fn = getattr(torch, which)
+    check(lambda t: fn(t, dim=dims, keepdim=keepdim), x, ops=[f"aten::{which}.out"])
+
+
+@pytest.mark.parametrize("which", ["amax", "amin"])
+def test_amax_amin_propagate_nan(check, which) -> None:
+    x = data((3, 4), torch.float32, 20)
+    x[1, 2] = float("nan")
+    fn = getattr(torch, which)
+    check(lambda t: fn(t, dim=1), x, ops=[f"aten::{which}.out"])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.uint8, torch.bool])

@@ -105,6 +105,7 @@ def copy_cases():
     yield "flip", lambda t: torch.flip(t, [0, 2]), (floats((3, 5, 7)),), None
     yield "any", lambda t: (t > 1.0).any(dim=1), (floats((6, 9)),), None
     yield "repeat", lambda t: t.repeat(2, 1, 3), (floats((2, 3, 4)),), None
+    yield "amax", lambda t: torch.amax(t, dim=(0, 2)), (floats((3, 5, 7)),), None
     yield (
         "bilinear",
         lambda t: F.interpolate(t, size=(7, 9), mode="bilinear"),
