@@ -104,13 +104,13 @@ def render_header() -> str:
         "};",
         "",
         "struct ScalarTypeInfo {",
-        "  ScalarType type;",
         "  const char* name;",
+        "  ScalarType type;",
         "  uint8_t size;  // bytes per element",
         "};",
         "constexpr ScalarTypeInfo kScalarTypes[] = {",
     ]
-    lines += [f'    {{ScalarType::{d.name}, "{d.name}", {d.itemsize}}},' for d in DTYPES.values()]
+    lines += [f'    {{"{d.name}", ScalarType::{d.name}, {d.itemsize}}},' for d in DTYPES.values()]
     lines += ["};", ""]
     lines += ["}  // namespace contract", ""]
     return "\n".join(lines)

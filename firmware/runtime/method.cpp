@@ -257,12 +257,15 @@ Error resolve(const Program& program, const char* name, Resolution* r) {
   return Error::Ok;
 }
 
-// Allocation that load() sized in advance; failing here is a broken invariant.
+// Allocation that load() sized in advance; failing here is a broken invariant. One function
+// for every element type (the typed wrapper is a cast): code size.
+__attribute__((noinline)) void* take_bytes(Arena& arena, size_t bytes) {
+  return arena.allocate_zeroed(align_up(bytes, kMetadataAlignment), kMetadataAlignment);
+}
+
 template <typename T>
 T* take(Arena& arena, size_t count) {
-  size_t bytes = count * sizeof(T);
-  return static_cast<T*>(arena.allocate_zeroed(align_up(bytes, kMetadataAlignment),
-                                               kMetadataAlignment));
+  return static_cast<T*>(take_bytes(arena, count * sizeof(T)));
 }
 
 Error delegate_payload(const Program& program, const fb::BackendDelegate& delegate,

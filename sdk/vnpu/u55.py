@@ -123,6 +123,7 @@ class VirtualU55:
     # (with a clean STATUS) weights it ran that were not the delegate's.
     fault: str | None = None
     _registers: dict[int, int] = field(default_factory=dict)
+    _queued: bool = False  # QSIZE written since the last reset or start
     _delegates: list[Delegate] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -170,6 +171,12 @@ class VirtualU55:
 
     def _write(self, session: LinkSession, offset: int, value: int) -> None:
         if offset == REG["RESET"]:
+            if self._queued:  # the driver gave up waiting for an NPU it never started
+                self.fault = (
+                    "the driver set up a command stream (QBASE/QSIZE) but never started the NPU "
+                    "(no CMD transition_to_running_state) before resetting it"
+                )
+            self._queued = False
             self._registers[offset] = value
             self.reset()  # completes at once: STATUS.reset_status never shows
         elif offset == REG["CMD"]:
@@ -177,9 +184,11 @@ class VirtualU55:
             if value & CMD_CLEAR_IRQ:
                 self._registers[REG["STATUS"]] = self.read(REG["STATUS"]) & ~STATUS_IRQ
             if value & CMD_RUN:
+                self._queued = False
                 self._start(session)
         elif offset not in (REG["ID"], REG["CONFIG"], REG["STATUS"], REG["QREAD"]):
             self._registers[offset] = value  # read-only registers ignore writes
+            self._queued = self._queued or offset == REG["QSIZE"]
 
     def _reg64(self, low: str) -> int:
         offset = REG[low]
