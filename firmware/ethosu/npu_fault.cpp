@@ -20,6 +20,9 @@ void write32(void*, uint32_t offset, uint32_t value) {
     case NpuFault::WrongBase:
       if (offset == kBasep1 || offset == kBasep2) value += 16;
       break;
+    case NpuFault::WrongWeights:
+      if (offset == reg::BASEP0) value += 16;
+      break;
     case NpuFault::WrongRegion:
       if (offset == kBasep1 || offset == kBasep1 + 4) offset += kBasep3 - kBasep1;
       break;
@@ -43,6 +46,7 @@ bool wait_for_irq(void*, const volatile bool* irq_done, uint32_t timeout_us) {
 
 NpuFault npu_fault_named(const char* name) {
   if (strcmp(name, "wrong_base") == 0) return NpuFault::WrongBase;
+  if (strcmp(name, "wrong_weights") == 0) return NpuFault::WrongWeights;
   if (strcmp(name, "wrong_region") == 0) return NpuFault::WrongRegion;
   if (strcmp(name, "wrong_qsize") == 0) return NpuFault::WrongQsize;
   if (strcmp(name, "no_start") == 0) return NpuFault::NoStart;

@@ -309,7 +309,12 @@ void Server::handle(const Frame& request) {
     kept_valid_ = false;
     err = dispatch(request, &n);
     serving_ = false;
-    if (err != rt::Error::Ok && npu_failure_[0] != '\0') {
+    if (npu_failure_[0] != '\0') {
+      // The driver saw a register file that was not the NPU's: never a pass.
+      if (err == rt::Error::Ok) {
+        err = rt::fail(rt::Error::DelegateFailed, "the virtual U55 failed during %s",
+                       kind_name(request.kind));
+      }
       rt::add_context("the virtual U55: %s", npu_failure_);
     }
     uint64_t ticks = platform_ticks() - start;
@@ -860,13 +865,15 @@ uint32_t Server::npu_exchange(uint32_t read_offset) {
              closed ? " (the link closed)" : "");
     return 0;
   }
-  // The NPU's interrupt is level-triggered; the NVIC takes it once per rising edge here.
+  // The NPU's interrupt is level-triggered; the NVIC takes it once per rising edge here. The
+  // handler runs at once and makes exchanges of its own: this one's value is kept first.
+  const uint32_t value = exchange_value_;
   bool rising = exchange_irq_ && !irq_line_;
   irq_line_ = exchange_irq_;
   if (rising && raise_irq_ != nullptr) {
     raise_irq_();
   }
-  return exchange_value_;
+  return value;
 }
 
 void Server::send_npu_regs() {
@@ -939,7 +946,7 @@ uint8_t* Server::npu_memory(uint64_t address, uint64_t length, bool write) const
     bool writable;
   };
   const Window windows[] = {
-      {config_.program_slot.data, config_.program_slot.size, true},
+      {config_.program_slot.data, config_.program_slot.size, false},  // the NPU reads weights
       {config_.embedded_program.data, config_.embedded_program.size, false},
       {config_.memory.planned.data, config_.memory.planned.size, true},
       {config_.memory.scratch.data, config_.memory.scratch.size, true},

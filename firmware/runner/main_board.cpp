@@ -80,6 +80,8 @@ void run_test_hook() {
 ethosu::NpuPlatform with_test_fault(const ethosu::NpuPlatform& platform) {
 #if defined(SDK_TEST_HOOK_NPU_WRONG_BASE)
   return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongBase);
+#elif defined(SDK_TEST_HOOK_NPU_WRONG_WEIGHTS)
+  return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongWeights);
 #elif defined(SDK_TEST_HOOK_NPU_WRONG_REGION)
   return ethosu::faulty_platform(platform, ethosu::NpuFault::WrongRegion);
 #elif defined(SDK_TEST_HOOK_NPU_WRONG_QSIZE)

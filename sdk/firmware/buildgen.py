@@ -19,7 +19,7 @@ from sdk.paths import KERNELS_DIR, REPO_ROOT
 
 # Test variants of the firmware: a hang, a CPU fault, a stack overflow at boot; the NPU platform
 # with one bug built in (npu_<fault>: firmware/ethosu/npu_fault.h).
-NPU_FAULTS = ("wrong_base", "wrong_region", "wrong_qsize", "no_start")
+NPU_FAULTS = ("wrong_base", "wrong_weights", "wrong_region", "wrong_qsize", "no_start")
 TEST_HOOKS = ("none", "hang", "fault", "stack", *(f"npu_{f}" for f in NPU_FAULTS))
 # SConstruct's defaults for `flatc=` and `flatbuffers_root=`: Debian's flatc and the headers
 # it matches (flatbuffers-compiler, libflatbuffers-dev).

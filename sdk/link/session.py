@@ -138,7 +138,9 @@ class LinkSession:
         # Who answers the firmware's register exchanges with a virtual U55 (sdk.vnpu.u55): the
         # value read and whether the NPU's IRQ line is high. None: an absent NPU (reads 0).
         self.npu_handler: Callable[[LinkSession, p.NpuRegs], tuple[int, bool]] | None = None
-        self._exchanges_done: set[tuple[int, int]] = set()
+        # The last register exchange answered: a stale announcement can only be of it (they
+        # are sequential), and their numbers wrap.
+        self._last_exchange: tuple[int, int] | None = None
 
     # ---- context manager ---------------------------------------------------------------------
 
@@ -295,14 +297,14 @@ class LinkSession:
 
     def _npu_exchange(self, frame: p.Frame, request_seq: int) -> None:
         regs = self._payload(frame, p.parse_npu_regs)
-        if (request_seq, regs.exchange) in self._exchanges_done:
+        if (request_seq, regs.exchange) == self._last_exchange:
             return  # announced again after we answered it (our NPU_DONE crossed it)
         phase = self.phase
         value, irq = (0, False) if self.npu_handler is None else self.npu_handler(self, regs)
         self.phase = "virtual U55 done"
         self._request(Kind.NPU_DONE, p.npu_done(value, irq), self.timeouts.transfer)
         self.phase = phase
-        self._exchanges_done.add((request_seq, regs.exchange))
+        self._last_exchange = (request_seq, regs.exchange)
 
     def npu_read(self, address: int, length: int) -> bytes:
         """Bytes of target memory at an NPU address (the virtual U55's reads), chunk by chunk.
@@ -353,7 +355,7 @@ class LinkSession:
         self.connected = False
         self.session = secrets.randbits(32) | 1
         self._seq = 0
-        self._exchanges_done.clear()
+        self._last_exchange = None
         response = self._request(Kind.CONNECT, p.u32(self.session), self.timeouts.connect)
         if response.session != self.session:
             raise self.fail(f"CONNECT answered with session {response.session:08x}")

@@ -61,11 +61,7 @@ class CommandStreamExecutor:
     def io(self, delegate_index: int) -> TosaGraphInfo:
         return self._delegate(delegate_index)[2]
 
-    def run(
-        self, delegate_index: int, inputs: list[np.ndarray], weights: bytes | None = None
-    ) -> list[np.ndarray]:
-        """`weights`: region 0 as found in the target's memory, when it is not the payload's
-        (the virtual U55 runs what the NPU would read)."""
+    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
         stream, decoded, io = self._delegate(delegate_index)
         if len(inputs) != len(stream.inputs):
             raise TargetError(
@@ -82,9 +78,9 @@ class CommandStreamExecutor:
                     f"record is {info.dtype} x {record.numel}"
                 )
             scratch[record.offset : record.offset + record.nbytes] = data.view(np.uint8).reshape(-1)
-        region0 = stream.blocks["weight_data"] if weights is None else weights
+        weights = stream.blocks["weight_data"]
         state = NpuState(
-            {0: np.frombuffer(region0, dtype=np.uint8).copy(), 1: scratch, 2: scratch},
+            {0: np.frombuffer(weights, dtype=np.uint8).copy(), 1: scratch, 2: scratch},
             lut_base=lut_base_for(decoded.npu_config),
         )
         execute(decoded, state)

@@ -13,7 +13,7 @@ would, through the target's memory:
      stream that is none of them is refused as the NPU's cmd_parse_error (this model runs the
      command streams of the program it was given, and needs their I/O records);
   2. region 0 (BASEP0) must hold that delegate's weights (hashed in place the same way); other
-     bytes there are read and executed as they are, as the NPU would;
+     bytes there are a fault (a real NPU would compute with them: a quiet wrong result);
   3. the delegate's inputs are read at BASEP1 + their record offsets, the executor runs the
      job (by default the command stream on sdk.npu's functional U55), the outputs are written
      at BASEP1 + theirs; the rest of the scratch is the NPU's own and is not copied back;
@@ -42,7 +42,6 @@ from sdk.link import protocol as p
 from sdk.npu.decode import command_stream_bytes
 from sdk.program.pte import LoadedProgram
 from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
-from sdk.vnpu.command_stream import CommandStreamExecutor
 from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
 
 if TYPE_CHECKING:
@@ -119,8 +118,7 @@ class VirtualU55:
     register_accesses: int = 0
     interrupts: int = 0
     jobs: int = 0
-    # What was wrong with the last job, which the NPU itself cannot say: its fault's reason, or
-    # (with a clean STATUS) weights it ran that were not the delegate's.
+    # What was wrong with the last job, which the NPU itself cannot say: its fault's reason.
     fault: str | None = None
     _registers: dict[int, int] = field(default_factory=dict)
     _queued: bool = False  # QSIZE written since the last reset or start
@@ -230,8 +228,12 @@ class VirtualU55:
         weights = stream.blocks.get("weight_data", b"")
         at = self.basep(0)
         if weights and _hash(session, at, len(weights), "region 0") != delegate.weights_sha256:
-            self.fault = f"region 0 at 0x{at:x} does not hold delegate {delegate.index}'s weights"
-            weights = _read(session, at, len(weights), "region 0")
+            # A real NPU would compute with whatever is there; this one says so instead, so a
+            # wrong base pointer is never a quiet pass.
+            raise NpuFault(
+                STATUS_BUS_FAULT,
+                f"region 0 at 0x{at:x} does not hold delegate {delegate.index}'s weights",
+            )
         scratch = self.basep(1)
         if self.basep(2) != scratch:
             raise NpuFault(
@@ -243,14 +245,14 @@ class VirtualU55:
             _read(session, scratch + r.offset, r.nbytes, f"input {k}")
             for k, r in enumerate(stream.inputs)
         ]
-        outputs = self._execute(delegate, inputs, weights)
+        outputs = self._execute(delegate, inputs)
         for k, (record, data) in enumerate(zip(stream.outputs, outputs, strict=True)):
             try:
                 session.npu_write(scratch + record.offset, data)
             except FirmwareRefused as refused:
                 raise NpuFault(STATUS_BUS_FAULT, f"output {k}: {refused.reply.reason}") from None
 
-    def _execute(self, delegate: Delegate, inputs: list[bytes], weights: bytes) -> list[bytes]:
+    def _execute(self, delegate: Delegate, inputs: list[bytes]) -> list[bytes]:
         if self.executor is None:
             from sdk.vnpu.executor import make_executor
 
@@ -268,18 +270,8 @@ class VirtualU55:
                 )
             arrays.append(np.frombuffer(data, dtype).reshape(tensor.shape))
         try:
-            if weights == stream.blocks.get("weight_data", b""):
-                results = self.executor.run(delegate.index, arrays)
-            elif isinstance(self.executor, CommandStreamExecutor):
-                results = self.executor.run(delegate.index, arrays, weights=weights)
-            else:
-                raise NpuFault(
-                    STATUS_PARSE_ERROR,
-                    f"{self.fault}: the {self.executor.name} runs only the delegate's own",
-                )
+            results = self.executor.run(delegate.index, arrays)
         except SdkError as exc:
-            if isinstance(exc, NpuFault):
-                raise
             reason = f"delegate {delegate.index}: {exc.message}"
             raise NpuFault(STATUS_PARSE_ERROR, reason) from None
         outputs = []

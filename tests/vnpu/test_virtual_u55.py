@@ -107,7 +107,10 @@ def test_a_faulty_npu_platform_never_passes_on_host_link(host_build, case, tmp_p
             assert "EthosUBackend" in error.message
             if fault == "no_start":  # the host says what the driver did not do
                 assert "never started the NPU" in error.message, error.message
+            if fault == "wrong_weights":  # never a quiet wrong result
+                assert "does not hold delegate" in error.message, error.message
             return
+    assert fault != "wrong_weights", "the virtual U55 ran from the wrong weights"
     reference = run_host(case.result.program_path, inputs)
     assert any(not np.array_equal(a, b) for a, b in zip(outputs, reference, strict=True))
 
