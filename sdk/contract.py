@@ -37,10 +37,8 @@ def layout(name: str) -> list[Field]:
     """The fields of a link layout (`frame_header`, `tensor_header`) with their offsets."""
     fields, offset = [], 0
     for entry in data()["link"][name]:
-        field_name, kind = entry[0], entry[1]
-        count = data()[entry[2]] if len(entry) > 2 and isinstance(entry[2], str) else (
-            entry[2] if len(entry) > 2 else 1
-        )  # fmt: skip
+        field_name, kind, *repeat = entry  # [name, type] or [name, type, count]
+        count = data()[repeat[0]] if repeat and isinstance(repeat[0], str) else (repeat or [1])[0]
         fields.append(Field(field_name, kind, count, offset))
         offset += struct.calcsize("<" + FORMATS[kind]) * count
     return fields

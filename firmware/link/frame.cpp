@@ -6,22 +6,6 @@
 #include "record.h"  // runner::crc32
 
 namespace hostlink {
-namespace {
-
-uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-
-uint32_t get_u32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) {
-    p[i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-}
-
-}  // namespace
 
 bool parse_body(const uint8_t* body, size_t size, Frame* frame, NakReason* why) {
   if (size < kMinBody) {

@@ -19,6 +19,20 @@ constexpr size_t kMaxBody = kHeaderSize + kMaxPayload + kCrcSize;
 constexpr size_t kMaxEncoded = cobs_max_encoded(kMaxBody);
 constexpr size_t kMaxWire = kMaxEncoded + 2;  // with both delimiters
 
+// Little-endian fields of frames and payloads.
+inline uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline uint32_t get_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+inline void put_u16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+}
+inline void put_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
 struct Frame {
   uint8_t kind;
   uint16_t seq;

@@ -19,13 +19,6 @@ constexpr uint8_t kLinkTestSource = 2;
 constexpr size_t kShaRequestSize = 4 + kSha256Size;  // LOAD_BEGIN, LOAD_SLOT
 constexpr size_t kMaxTextLength = 255;               // u8-length strings
 
-uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-
-uint32_t get_u32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
 uint64_t get_u64(const uint8_t* p) {
   return static_cast<uint64_t>(get_u32(p)) | (static_cast<uint64_t>(get_u32(p + 4)) << 32);
 }
@@ -126,27 +119,18 @@ rt::Error expect_size(const Frame& request, size_t size) {
   return rt::Error::Ok;
 }
 
-void put_u16_at(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
-void put_u32_at(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 // The contract's tensor header (contract.h offsets), written where `w` stands.
 void put_tensor_header(Writer& w, uint16_t index, const rt::Tensor& t, uint32_t offset,
                        uint32_t crc) {
   uint8_t h[kTensorHeaderSize] = {};
-  put_u16_at(h + kTensorHeaderIndex, index);
+  put_u16(h + kTensorHeaderIndex, index);
   h[kTensorHeaderDtype] = static_cast<uint8_t>(t.dtype);
   h[kTensorHeaderNdim] = t.dim;
-  put_u32_at(h + kTensorHeaderNbytes, static_cast<uint32_t>(t.nbytes));
-  put_u32_at(h + kTensorHeaderOffset, offset);
-  put_u32_at(h + kTensorHeaderCrc32, crc);
+  put_u32(h + kTensorHeaderNbytes, static_cast<uint32_t>(t.nbytes));
+  put_u32(h + kTensorHeaderOffset, offset);
+  put_u32(h + kTensorHeaderCrc32, crc);
   for (int d = 0; d < t.dim && d < kMaxDims; ++d) {
-    put_u32_at(h + kTensorHeaderSizes + 4 * d, static_cast<uint32_t>(t.sizes[d]));
+    put_u32(h + kTensorHeaderSizes + 4 * d, static_cast<uint32_t>(t.sizes[d]));
   }
   w.put(h, sizeof(h));
 }

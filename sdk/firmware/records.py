@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from sdk import contract
-from sdk.dtypes import DTYPES
+from sdk.dtypes import DTYPES, Dtype
 from sdk.errors import TargetError
 
 RECORD_PREFIX = "@sdk "
@@ -31,20 +31,7 @@ RECORD_VERSION = "1"
 FAULT_EXIT_CODE = contract.data()["exit_codes"]["fault"]
 
 
-@dataclass(frozen=True)
-class DtypeCode:
-    """An rt::ScalarType code (firmware/runtime/include/rt/scalar_type.h) as the host reads it."""
-
-    name: str
-    itemsize: int
-    numpy: np.dtype | None  # None: numpy cannot hold it
-
-
-# The firmware's dtype codes (sdk.dtypes.DTYPES; quantized types arrive as their integer
-# storage: the scale and zero point are the program's business).
-DTYPE_CODES: dict[int, DtypeCode] = {
-    int(code): DtypeCode(d.name, d.itemsize, d.numpy) for code, d in DTYPES.items()
-}
+DTYPE_CODES: dict[int, Dtype] = {int(code): d for code, d in DTYPES.items()}
 
 _FIELD = re.compile(r'(\w+)=("[^"]*"|[^\s"]*)')
 _HEX = re.compile(r"(?:[0-9a-f]{2})*")

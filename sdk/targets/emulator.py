@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from sdk.errors import TargetError
 from sdk.targets.base import Timing
@@ -90,7 +90,36 @@ def run_process(command: list[str], timeout_s: float, workdir: Path, what: str) 
     )
 
 
-class LinkProcess:
+_Process = TypeVar("_Process", bound="_EmulatorProcess")
+
+
+class _EmulatorProcess:
+    """What both link processes share: `process`, `what`, `stderr_log`, the end and the log."""
+
+    process: subprocess.Popen
+    what: str
+    stderr_log: Path
+    exit_code: int | None = None
+
+    def __enter__(self: _Process) -> _Process:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> int:
+        """End the emulator (it serves the link for ever) and return its exit status."""
+        if self.exit_code is None:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.exit_code = self.process.wait()
+        return self.exit_code
+
+    def stderr_text(self) -> str:
+        return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""
+
+
+class LinkProcess(_EmulatorProcess):
     """An emulator whose console UART is a TCP socket, for the host link.
 
     The listening socket is made here and handed to the emulator as a file descriptor
@@ -129,27 +158,9 @@ class LinkProcess:
                 self.listener.close()
                 raise TargetError(f"cannot start {what}: {exc}") from exc
         self.listener.close()  # the emulator holds its own copy
-        self.exit_code: int | None = None
-
-    def __enter__(self) -> LinkProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> int:
-        """End the emulator (it serves the link for ever) and return its exit status."""
-        if self.exit_code is None:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.exit_code = self.process.wait()
-        return self.exit_code
-
-    def stderr_text(self) -> str:
-        return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""
 
 
-class AnnouncedLinkProcess:
+class AnnouncedLinkProcess(_EmulatorProcess):
     """An emulator that opens its UART's TCP port itself and says which on its output (the
     FVP: "telnetterminal0: Listening for serial connection on port N", the first free port at
     or above the one asked for). `url` is known once that line came; its output goes on to
@@ -170,7 +181,6 @@ class AnnouncedLinkProcess:
         self.console_log = console_log
         self.command = command
         (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
-        self.exit_code: int | None = None
         try:
             self.process = subprocess.Popen(
                 self.command,
@@ -230,24 +240,8 @@ class AnnouncedLinkProcess:
                 self._log.write(chunk)
                 self._log.flush()
 
-    def __enter__(self) -> AnnouncedLinkProcess:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> int:
-        if self.exit_code is None:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.exit_code = self.process.wait()
-        return self.exit_code
-
-    def stderr_text(self) -> str:
-        return self.stderr_log.read_text(errors="replace") if self.stderr_log.is_file() else ""
-
-
-def explain_exit(process: LinkProcess | AnnouncedLinkProcess, exc: TargetError) -> TargetError:
+def explain_exit(process: _EmulatorProcess, exc: TargetError) -> TargetError:
     """A link failure because the emulator itself stopped says so (exit status, its output's
     last line); a fault the firmware reported stays as it is."""
     code = process.process.poll()

@@ -42,12 +42,12 @@ from sdk.link import protocol as p
 from sdk.npu.decode import command_stream_bytes
 from sdk.program.pte import LoadedProgram
 from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
+from sdk.vnpu.command_stream import ELEMENT_DTYPES
 from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
 
 if TYPE_CHECKING:
     from sdk.link.session import LinkSession
 
-ELEMENT_DTYPES = {1: np.dtype(np.int8), 2: np.dtype("<i2"), 4: np.dtype("<i4")}
 REG = {r.name: r.value for e in (regs.BASE, regs.BASE_POINTERS, regs.PMU) for r in e}
 SCRATCH_REGIONS = (1, 2)  # Vela's scratch and fast scratch: one arena on this firmware
 # CMD bits the register keeps (clock_q_enable, power_q_enable); the others are actions.
@@ -212,7 +212,7 @@ class VirtualU55:
 
     def _run(self, session: LinkSession) -> None:
         qbase, qsize = self._reg64("QBASE0"), self.read(REG["QSIZE"])
-        digest = _hash(session, qbase, qsize, "the command stream")
+        digest = _bus(session.npu_hash, qbase, qsize, "the command stream")
         delegate = next(
             (d for d in self._delegates
              if len(d.queue) == qsize and hashlib.sha256(d.queue).digest() == digest),
@@ -227,7 +227,10 @@ class VirtualU55:
         stream = delegate.stream
         weights = stream.blocks.get("weight_data", b"")
         at = self.basep(0)
-        if weights and _hash(session, at, len(weights), "region 0") != delegate.weights_sha256:
+        if (
+            weights
+            and _bus(session.npu_hash, at, len(weights), "region 0") != delegate.weights_sha256
+        ):
             # A real NPU would compute with whatever is there; this one says so instead, so a
             # wrong base pointer is never a quiet pass.
             raise NpuFault(
@@ -242,7 +245,7 @@ class VirtualU55:
                 "gives the NPU one scratch arena for both",
             )
         inputs = [
-            _read(session, scratch + r.offset, r.nbytes, f"input {k}")
+            _bus(session.npu_read, scratch + r.offset, r.nbytes, f"input {k}")
             for k, r in enumerate(stream.inputs)
         ]
         outputs = self._execute(delegate, inputs)
@@ -288,16 +291,11 @@ class VirtualU55:
         return outputs
 
 
-def _hash(session: LinkSession, address: int, length: int, what: str) -> bytes:
+def _bus(access, address: int, length: int, what: str) -> bytes:
+    """`access(address, length)` (the session's npu_hash or npu_read); memory the firmware
+    refuses is the NPU's bus error."""
     try:
-        return session.npu_hash(address, length)
-    except FirmwareRefused as refused:
-        raise NpuFault(STATUS_BUS_FAULT, f"{what}: {refused.reply.reason}") from None
-
-
-def _read(session: LinkSession, address: int, length: int, what: str) -> bytes:
-    try:
-        return session.npu_read(address, length)
+        return access(address, length)
     except FirmwareRefused as refused:
         raise NpuFault(STATUS_BUS_FAULT, f"{what}: {refused.reply.reason}") from None
 
