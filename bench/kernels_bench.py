@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 from sdk.firmware.boards import load_board  # noqa: E402
 from sdk.firmware.build import build_firmware  # noqa: E402
 from sdk.program.pte import load_program  # noqa: E402
+from sdk.targets.base import RunOptions  # noqa: E402
 from sdk.targets.qemu import QemuTarget  # noqa: E402
-from sdk.targets.run import run_built  # noqa: E402
 
 BOARD = "corstone300"
 TIMEOUT_S = 300.0
@@ -189,7 +189,8 @@ def export(fn: Callable, inputs: list[np.ndarray]) -> bytes:
 
 
 class Runner:
-    """Boots built firmwares on QEMU with a program and inputs preloaded."""
+    """Boots a built firmware on QEMU and runs a program over the link (one boot per run:
+    instruction counts then carry no other program's state; +-1 SysTick tick of jitter)."""
 
     def __init__(self, workdir: Path) -> None:
         self.board = load_board(BOARD)
@@ -203,7 +204,8 @@ class Runner:
         self.count += 1
         folder = self.workdir / f"run{self.count}"
         program = load_program(pte)
-        result = run_built(self.target, self.board, elf, program, inputs, TIMEOUT_S, folder)
+        options = RunOptions(timeout_s=TIMEOUT_S, workdir=folder, firmware=elf)
+        result = self.target.run_program(program, inputs, options)
         check(inputs, result.outputs)
         assert result.timing.instructions is not None
         return result.timing.instructions

@@ -34,7 +34,8 @@ class Field:
 
 
 def layout(name: str) -> list[Field]:
-    """The fields of a link layout (`frame_header`, `tensor_header`) with their offsets."""
+    """The fields of a link layout (`frame_header`, `tensor_header`, `program_blob_header`)
+    with their offsets."""
     fields, offset = [], 0
     for entry in data()["link"][name]:
         field_name, kind, *repeat = entry  # [name, type] or [name, type, count]
@@ -73,6 +74,9 @@ def render_header() -> str:
         f"constexpr uint8_t kProtocolVersion = {link['protocol_version']};",
         f"constexpr size_t kMaxPayload = {link['max_payload']};",
         f"constexpr uint8_t kFlagResponse = 0x{link['flag_response']:02x};",
+        f"constexpr uint16_t kGetOutputAfterFailure = 0x{link['get_output_after_failure']:04x};",
+        f"constexpr uint32_t kProgramBlobMagic = 0x{link['program_blob_magic']:08X};",
+        f"constexpr uint32_t kProgramBlobVersion = {link['program_blob_version']};",
         f"constexpr int kMaxDims = {data()['max_dims']};",
     ]
     for name, code in data()["exit_codes"].items():
@@ -82,7 +86,7 @@ def render_header() -> str:
     lines += ["};", "", "enum class NakReason : uint8_t {"]
     lines += [f"  {_camel(name)} = {code}," for name, code in link["nak_reasons"].items()]
     lines += ["};", ""]
-    for name in ("frame_header", "tensor_header"):
+    for name in ("frame_header", "tensor_header", "program_blob_header"):
         prefix = _camel(name)
         fields = layout(name)
         lines.append(f"// {name}: byte offsets of its fields")

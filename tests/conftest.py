@@ -169,28 +169,26 @@ def host_build() -> Path:
 
 @dataclass
 class HostRun:
-    """One run of build/host/host_runner: its exit status and the record it printed."""
+    """One run on build/host/host_link (the link server, ASan + UBSan) over a link session:
+    what the firmware reported, and what its sanitizers said."""
 
-    returncode: int
-    record: object  # sdk.firmware.records.FirmwareRecord
-    stdout: str
+    record: object  # sdk.link.record.FirmwareRecord
     stderr: str  # the sanitizers report here
 
     def outputs(self) -> list[np.ndarray]:
         """The outputs of a passed run; otherwise an AssertionError with the reason."""
         from sdk.errors import TargetError
-        from sdk.firmware.records import check_record
+        from sdk.link.record import check_record
 
         try:
-            return check_record(self.record, self.returncode)
+            return check_record(self.record)
         except TargetError as exc:
-            raise AssertionError(f"host runner: {exc}\n{self.stderr[-3000:]}") from None
+            raise AssertionError(f"host link: {exc}\n{self.stderr[-3000:]}") from None
 
     def error(self) -> tuple[str, str]:
-        """(name, reason) of a run the runtime refused (exit status = the error code)."""
+        """(name, reason) of a run the runtime refused."""
         result = self.record.result
-        assert result is not None and not result.ok, self.stdout[-3000:]
-        assert self.returncode == result.code, (self.returncode, self.stderr[-3000:])
+        assert result is not None and not result.ok, result
         return result.name, result.reason
 
 
@@ -208,41 +206,51 @@ def planned_bytes(program: bytes) -> int | None:
 
 @pytest.fixture(scope="session")
 def host_run(host_build: Path, tmp_path_factory):
-    """host_run(program, inputs, *options) -> HostRun: `program` a .pte/SDKP path or the
-    program's bytes, `inputs` arrays (packed here) or an SDKI blob's bytes.
+    """host_run(program, inputs, *options) -> HostRun: `program` a .pte path or its bytes,
+    `inputs` arrays (sent as they are: dtype and shape are the firmware's to check), `options`
+    host_link's. One host_link process per run, driven over the link as a board is; after a
+    refused run, what the outputs hold is read too (HostRun.record.outputs).
 
     The planned arena is exactly what a .pte plans (unless `options` say otherwise): ASan then
-    sees its end, and a run takes a fifth of the time it takes with the runner's 256 MiB."""
-    from sdk.firmware.image import pack_inputs
-    from sdk.firmware.records import parse_record
+    sees its end, and a run takes a fifth of the time it takes with the default 64 MiB."""
+    from sdk.link.session import LinkSession, Timeouts, open_port
+    from sdk.program.pte import scalar_type_of
 
     workdir = tmp_path_factory.mktemp("host_run")
     counter = itertools.count()
 
-    def run(program: Path | bytes, inputs: list[np.ndarray] | bytes, *options: str) -> HostRun:
+    def run(program: Path | bytes, inputs: list[np.ndarray], *options: str) -> HostRun:
         n = next(counter)
         data = program if isinstance(program, bytes) else Path(program).read_bytes()
         planned = None if "--planned-bytes" in options else planned_bytes(data)
         if planned is not None:
-            options = ("--planned-bytes", str(planned), *options)
-        files = []
-        if isinstance(program, bytes):
-            files.append(workdir / f"program{n}.pte")
-            files[-1].write_bytes(program)
-            program = files[-1]
-        files.append(workdir / f"inputs{n}.sdki")
-        files[-1].write_bytes(inputs if isinstance(inputs, bytes) else pack_inputs(inputs))
+            options = ("--planned-bytes", str(max(planned, 16)), *options)
+        process = subprocess.Popen(
+            [str(host_build / "host_link"), *options, "--listen", "127.0.0.1:0"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
-            proc = subprocess.run(
-                [str(host_build / "host_runner"), *options, str(program), str(files[-1])],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            assert line.startswith("listening on 127.0.0.1:"), line + process.stderr.read()
+            url = f"socket://127.0.0.1:{int(line.rsplit(':', 1)[1])}"
+            log = workdir / f"link{n}.log"
+            with LinkSession(
+                open_port(url), log_path=log, port_name=url, timeouts=Timeouts(run=300.0)
+            ) as session:
+                record = session.run_program(
+                    data,
+                    inputs,
+                    [int(scalar_type_of(np.asarray(a).dtype)) for a in inputs],
+                    outputs_after_failure=True,
+                )
+            process.wait(timeout=60)  # the peer closed: host_link ends
+            return HostRun(record, process.stderr.read())
         finally:
-            for file in files:
-                file.unlink()
-        return HostRun(proc.returncode, parse_record(proc.stdout), proc.stdout, proc.stderr)
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     return run
 

@@ -27,7 +27,7 @@
 #include "frame.h"
 #include "fuzz_driver.h"
 #include "npu_absent.h"
-#include "record.h"
+#include "console.h"
 #include "server.h"
 #include "session.h"
 #include "sha256.h"

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "record.h"  // runner::crc32
+#include "console.h"  // runner::crc32
 
 namespace hostlink {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "frame.h"
-#include "record.h"
+#include "console.h"
 #include "test_harness.h"
 
 using hostlink::Deframer;

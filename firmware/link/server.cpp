@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "platform.h"
-#include "record.h"
+#include "console.h"
 #include "rt/kernel.h"
 #include "runner.h"
 
@@ -60,7 +60,7 @@ const char* kind_name(uint8_t kind) {
   }
 }
 
-// Same mapping as the text record's reason="...": printable ASCII only.
+// Printable ASCII only, as the host shows reasons.
 uint8_t printable(char c) {
   unsigned char u = static_cast<unsigned char>(c);
   return u < 0x20 || u > 0x7e ? '?' : (c == '"' ? '\'' : u);
@@ -455,8 +455,8 @@ rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
   forget_program();
   uint32_t size = get_u32(request.payload);
   rt::ConstBytes program;
-  RT_TRY(runner::open_blob(config_.program_slot.data, config_.program_slot.size,
-                           runner::kProgramMagic, rt::Error::InvalidProgram, &program));
+  RT_TRY(runner::open_program_blob(config_.program_slot.data, config_.program_slot.size,
+                                   &program));
   RT_CHECK(program.size == size, rt::Error::InvalidProgram,
            "the program slot's blob holds %lu bytes, LOAD_SLOT announced %lu", ul(program.size),
            ul(size));
@@ -505,7 +505,7 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
   input_received_[index] = offset + static_cast<uint32_t>(size);
   input_set_[index] = input_received_[index] == desc.nbytes;
   input_fresh_[index] = input_set_[index];
-  outputs_valid_ = false;  // an output may share an input's memory (an identity program)
+  outputs_ = Outputs::None;  // an output may share an input's memory (an identity program)
   Writer(tx_payload(), kMaxPayload).u16(index).u16(0).u32(input_received_[index]);
   *n = 8;
   return rt::Error::Ok;
@@ -522,7 +522,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
              ul(input_received_[i]));
   }
   RT_TRY(runner_.check_outputs());
-  outputs_valid_ = false;
+  outputs_ = Outputs::None;
   crc_index_ = SIZE_MAX;
   runner::RunTiming timing = {0, 0, 0, 0, 0};
   rt::Error err = rt::Error::Ok;
@@ -547,12 +547,15 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   stats_runs_ += timing.iterations;
   stats_run_ticks_ += timing.total_ticks;
   stats_last_run_ticks_ = timing.last_ticks;
-  RT_TRY(err);
+  if (err != rt::Error::Ok) {
+    outputs_ = runner_.outputs_are_tensors() ? Outputs::Failed : Outputs::None;
+    return err;
+  }
   for (size_t i = 0; i < runner_.num_outputs(); ++i) {
     const rt::Tensor* tensor = nullptr;
     RT_TRY(runner_.output_tensor(i, &tensor));
   }
-  outputs_valid_ = true;
+  outputs_ = Outputs::Passed;
   Writer w(tx_payload(), kMaxPayload);
   w.u32(timing.iterations).u32(platform_tick_hz());
   w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks).u64(serving_npu_ticks_);
@@ -565,10 +568,13 @@ rt::Error Server::on_get_output(const Frame& request, size_t* n) {
   uint16_t index = get_u16(request.payload);
   uint32_t offset = get_u32(request.payload + 4);
   uint32_t max_bytes = get_u32(request.payload + 8);
-  RT_CHECK(get_u16(request.payload + 2) == 0, rt::Error::BadMessage,
-           "GET_OUTPUT: reserved field is not 0");
-  RT_CHECK(outputs_valid_, rt::Error::BadMessage,
-           "GET_OUTPUT: no RUN has passed since the program or an input was set");
+  uint16_t flags = get_u16(request.payload + 2);
+  RT_CHECK((flags & ~kGetOutputAfterFailure) == 0, rt::Error::BadMessage,
+           "GET_OUTPUT: unknown flags 0x%04x", flags);
+  bool after_failure = (flags & kGetOutputAfterFailure) != 0;
+  RT_CHECK(outputs_ == (after_failure ? Outputs::Failed : Outputs::Passed), rt::Error::BadMessage,
+           after_failure ? "GET_OUTPUT: the last RUN did not fail leaving tensor outputs"
+                         : "GET_OUTPUT: no RUN has passed since the program or an input was set");
   RT_CHECK(index < runner_.num_outputs(), rt::Error::BadMessage,
            "GET_OUTPUT: no output %u (the program has %lu)", index, ul(runner_.num_outputs()));
   const rt::Tensor* tensor = nullptr;
@@ -725,7 +731,7 @@ void Server::forget_program() {
   memset(stash_offset_, 0, sizeof(stash_offset_));
   stash_needed_ = 0;
   memset(input_fresh_, 0, sizeof(input_fresh_));
-  outputs_valid_ = false;
+  outputs_ = Outputs::None;
   crc_index_ = SIZE_MAX;
   stats_runs_ = 0;
   stats_load_ticks_ = 0;

@@ -163,7 +163,10 @@ class Server {
   size_t stash_needed_ = 0;     // bytes of the stash this program's inputs take
   bool input_fresh_[kMaxInputs] = {};  // the tensor holds the input as set (no execute() since)
   bool input_set_[kMaxInputs] = {};
-  bool outputs_valid_ = false;
+  // What GET_OUTPUT may read: nothing, a passed RUN's outputs, or what a failed RUN left in
+  // them (only when asked with kGetOutputAfterFailure: tests check what a refusing kernel wrote).
+  enum class Outputs : uint8_t { None, Passed, Failed };
+  Outputs outputs_ = Outputs::None;
   size_t crc_index_ = SIZE_MAX;  // the output whose CRC crc_value_ holds
   uint32_t crc_value_ = 0;
 

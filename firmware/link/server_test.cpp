@@ -9,7 +9,7 @@
 #include "backend.h"
 #include "frame.h"
 #include "npu_absent.h"
-#include "record.h"
+#include "console.h"
 #include "runner.h"
 #include "server.h"
 #include "sha256.h"
@@ -597,8 +597,8 @@ TEST(server_load_slot_reads_an_sdkp_blob) {
   test::Bytes program = add_program();
   memset(g_slot, 0, sizeof(g_slot));
   Bytes header;
-  put_u32(header, runner::kProgramMagic);
-  put_u32(header, runner::kBlobVersion);
+  put_u32(header, contract::kProgramBlobMagic);
+  put_u32(header, contract::kProgramBlobVersion);
   put_u32(header, static_cast<uint32_t>(program.size()));
   put_u32(header, runner::crc32(program.data(), program.size()));
   header.resize(32, 0);

@@ -1,10 +1,8 @@
-// executor_runner on a board, in one of two modes (docs/link.md "Modes"):
-// - an SDKI inputs blob preloaded in the inputs slot: the program comes from the program slot
-//   (or is linked in, embed=1), one run, the `@sdk` text record, exit;
-// - otherwise the host link: HELLO, then serve requests on the console UART for ever.
-// Both register the Ethos-U backend on the board's NPU platform; without an NPU (QEMU) the
-// link mode registers it on the link's virtual U55 instead: the same driver, its register
-// accesses answered by the host's model of the U55 (docs/link.md "Virtual U55").
+// executor_runner on a board: the host link (docs/link.md). HELLO, then serve requests on the
+// console UART for ever; a program comes over the link, from the program slot (preloaded,
+// LOAD_SLOT) or linked in (embed=1). The Ethos-U backend is registered on the board's NPU
+// platform; without an NPU (QEMU) on the link's virtual U55 instead: the same driver, its
+// register accesses answered by the host's model of the U55 (docs/link.md "Virtual U55").
 #include <stdint.h>
 
 #include "backend.h"
@@ -12,8 +10,7 @@
 #include "board_npu.h"
 #include "npu_fault.h"
 #include "platform.h"
-#include "record.h"
-#include "runner.h"
+#include "console.h"
 #include "server.h"
 
 #ifdef SDK_EMBEDDED_PROGRAM
@@ -26,7 +23,6 @@ namespace {
 // Method metadata: small and hot, so it stays in the board's fast RAM (.bss).
 alignas(16) uint8_t g_metadata[SDK_METADATA_BYTES];
 
-const uint8_t* slot(uintptr_t address) { return reinterpret_cast<const uint8_t*>(address); }
 uint8_t* writable_slot(uintptr_t address) { return reinterpret_cast<uint8_t*>(address); }
 
 // NPU registers: ID (0x00) and CONFIG (0x28). A board without the NPU (QEMU) reads 0 there.
@@ -121,45 +117,17 @@ rt::Error register_npu(const ethosu::NpuPlatform& platform) {
   return err;
 }
 
-// The emulators' fast path: preloaded blobs in, the text record out.
-int run_preloaded() {
-  runner::begin(SDK_BOARD_NAME);
-  log_npu();
-  run_test_hook();
-  rt::Error npu_err = register_npu(board_npu_platform());  // no host to ask: no virtual U55
-  if (npu_err != rt::Error::Ok) {
-    return runner::report_error(npu_err);
-  }
-
-  rt::ConstBytes program = embedded_program();
-#ifndef SDK_EMBEDDED_PROGRAM
-  rt::Error err = runner::open_blob(slot(SDK_PROGRAM_SLOT_ADDR), SDK_PROGRAM_SLOT_SIZE,
-                                    runner::kProgramMagic, rt::Error::InvalidProgram, &program);
-  if (err != rt::Error::Ok) {
-    return runner::report_error(err);
-  }
-#endif
-  rt::ConstBytes inputs;
-  rt::Error inputs_err = runner::open_blob(slot(SDK_INPUTS_SLOT_ADDR), SDK_INPUTS_SLOT_SIZE,
-                                           runner::kInputsMagic, rt::Error::InvalidInputs, &inputs);
-  if (inputs_err != rt::Error::Ok) {
-    return runner::report_error(inputs_err);
-  }
-  return runner::run(program, inputs, runner_memory());
-}
-
-
 // The host link (docs/link.md). Its frame buffers and state are static, like everything else.
 hostlink::PlatformTransport g_transport;
 
 [[noreturn]] void serve_link() {
-  runner::log("link mode (no inputs blob preloaded): serving the host link on the console");
+  runner::log("serving the host link on the console");
   log_npu();
   run_test_hook();
   static const hostlink::ServerConfig config = {
       runner_memory(),
       {writable_slot(SDK_PROGRAM_SLOT_ADDR), SDK_PROGRAM_SLOT_SIZE},
-      {writable_slot(SDK_INPUTS_SLOT_ADDR), SDK_INPUTS_SLOT_SIZE},  // no SDKI blob in link mode
+      {writable_slot(SDK_INPUTS_SLOT_ADDR), SDK_INPUTS_SLOT_SIZE},  // the inputs kept between runs
       embedded_program(),
       SDK_FIRMWARE_VERSION,
       SDK_BOARD_NAME,
@@ -188,14 +156,5 @@ hostlink::PlatformTransport g_transport;
 
 int main() {
   platform_init();
-  // The inputs slot decides the mode: its magic says a blob was preloaded (a damaged one is
-  // then reported by the text path, not taken for link mode).
-  const uint8_t* inputs = slot(SDK_INPUTS_SLOT_ADDR);
-  uint32_t magic = static_cast<uint32_t>(inputs[0]) | (static_cast<uint32_t>(inputs[1]) << 8) |
-                   (static_cast<uint32_t>(inputs[2]) << 16) |
-                   (static_cast<uint32_t>(inputs[3]) << 24);
-  if (magic == runner::kInputsMagic) {
-    return run_preloaded();
-  }
   serve_link();
 }

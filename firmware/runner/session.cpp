@@ -4,14 +4,12 @@
 #include <string.h>
 
 #include "platform.h"
-#include "record.h"
+#include "console.h"
 
 namespace runner {
 namespace {
 
 using rt::ul;
-
-constexpr size_t kBytesPerDataLine = 64;
 
 // The first output that is not a tensor, or num_outputs() when all are.
 size_t first_non_tensor_output(const rt::Method& method) {
@@ -146,7 +144,7 @@ rt::Error Session::execute(uint32_t iterations, RunTiming* timing) {
       if (iterations > 1) {
         rt::add_context("iteration %lu of %lu", ul(it + 1), ul(iterations));
       }
-      timing->total_ticks += ticks;  // the failing run's time still counts (--outputs-on-error)
+      timing->total_ticks += ticks;  // the failing run's time still counts
       return err;
     }
     timing->total_ticks += ticks;
@@ -155,52 +153,6 @@ rt::Error Session::execute(uint32_t iterations, RunTiming* timing) {
     timing->iterations = it + 1;
   }
   return rt::Error::Ok;
-}
-
-void TextReporter::memory(const rt::MemoryUse& use) {
-  Line line;
-  line.text("@sdk memory planned_used=").u64(use.planned_used);
-  line.text(" planned_size=").u64(use.planned_size);
-  line.text(" meta_used=").u64(use.metadata_used);
-  line.text(" meta_size=").u64(use.metadata_size);
-  line.end();
-}
-
-void TextReporter::output(size_t index, const rt::Tensor& tensor) {
-  const uint8_t* data = static_cast<const uint8_t*>(tensor.data);
-  Line line;
-  line.text("@sdk output index=").u64(index).text(" dtype=").u64(static_cast<uint8_t>(tensor.dtype));
-  line.text(" sizes=");
-  for (size_t d = 0; d < tensor.dim; ++d) {
-    if (d > 0) {
-      line.text(",");
-    }
-    line.i64(tensor.sizes[d]);
-  }
-  line.text(" nbytes=").u64(tensor.nbytes).text(" crc=").hex32(crc32(data, tensor.nbytes));
-  line.end();
-  for (size_t offset = 0; offset < tensor.nbytes; offset += kBytesPerDataLine) {
-    size_t n = tensor.nbytes - offset < kBytesPerDataLine ? tensor.nbytes - offset
-                                                          : kBytesPerDataLine;
-    Line data_line;
-    data_line.text("@sdk data index=").u64(index).text(" offset=").u64(offset).text(" hex=");
-    data_line.hex_bytes(data + offset, n).end();
-  }
-}
-
-void TextReporter::passed(size_t num_outputs, uint64_t init_ticks, uint64_t run_ticks,
-                          uint32_t tick_hz) {
-  Line line;
-  line.text("@sdk result status=ok outputs=").u64(num_outputs);
-  line.text(" init_ticks=").u64(init_ticks).text(" run_ticks=").u64(run_ticks);
-  line.text(" tick_hz=").u64(tick_hz).end();
-}
-
-void TextReporter::failed(rt::Error err) {
-  Line line;
-  line.text("@sdk result status=error code=").u64(static_cast<uint8_t>(err));
-  line.text(" name=").text(rt::error_name(err)).text(" reason=").quoted(rt::last_error_reason());
-  line.end();
 }
 
 }  // namespace runner

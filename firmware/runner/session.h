@@ -21,7 +21,7 @@ struct RunnerMemory {
   rt::Span scratch;
 };
 
-// What a caller says about an input tensor (an SDKI record, a link TENSOR header).
+// What the host says about an input tensor (a link TENSOR header).
 struct TensorDesc {
   uint8_t dtype;
   uint8_t ndim;
@@ -35,29 +35,6 @@ struct RunTiming {
   uint64_t min_ticks;
   uint64_t max_ticks;
   uint64_t last_ticks;
-};
-
-// Receives the results of a run, one call per record (the text record: TextReporter).
-class Reporter {
- public:
-  virtual void memory(const rt::MemoryUse& use) = 0;
-  virtual void output(size_t index, const rt::Tensor& tensor) = 0;
-  virtual void passed(size_t num_outputs, uint64_t init_ticks, uint64_t run_ticks,
-                      uint32_t tick_hz) = 0;
-  virtual void failed(rt::Error err) = 0;  // the reason is rt::last_error_reason()
-
- protected:
-  ~Reporter() = default;
-};
-
-// The `@sdk` text record of docs/firmware.md.
-class TextReporter final : public Reporter {
- public:
-  void memory(const rt::MemoryUse& use) override;
-  void output(size_t index, const rt::Tensor& tensor) override;
-  void passed(size_t num_outputs, uint64_t init_ticks, uint64_t run_ticks,
-              uint32_t tick_hz) override;
-  void failed(rt::Error err) override;
 };
 
 class Session {
@@ -93,7 +70,7 @@ class Session {
   rt::Error execute(uint32_t iterations, RunTiming* timing);
   // Output i after a run: a tensor, or Internal when a kernel broke the value.
   rt::Error output_tensor(size_t i, const rt::Tensor** tensor) const;
-  // The outputs are all tensors (what --outputs-on-error needs after a failure).
+  // The outputs are all tensors (what GET_OUTPUT after a failed RUN needs).
   bool outputs_are_tensors() const;
 
  private:

@@ -1,1 +1,1 @@
-"""Building the firmware (`executor_runner`) and talking to it: boards, blobs, result records."""
+"""Building the firmware (`executor_runner`): boards, the build, the program blob, memory."""

@@ -19,6 +19,7 @@ from sdk.errors import FrameError, PayloadError
 PROTOCOL_VERSION = contract.data()["link"]["protocol_version"]
 MAX_PAYLOAD = contract.data()["link"]["max_payload"]
 FLAG_RESPONSE = contract.data()["link"]["flag_response"]
+GET_OUTPUT_AFTER_FAILURE = contract.data()["link"]["get_output_after_failure"]
 MAX_DIMS = contract.data()["max_dims"]
 HEADER = contract.struct_of("frame_header")  # version, kind, seq, session, length, flags, 0
 TENSOR_HEADER = contract.struct_of("tensor_header")
@@ -251,9 +252,13 @@ def parse_error(payload: bytes) -> ErrorReply:
     code, name_length, kind = r.take("BBH")
     (name,) = r.take(f"{name_length}s")
     reason = r.rest()
-    return ErrorReply(
-        code, name.decode("ascii", "replace"), kind, reason.decode("ascii", "replace")
-    )
+    return ErrorReply(code, _printable(name), kind, _printable(reason))
+
+
+def _printable(text: bytes) -> str:
+    """Firmware text that quotes the program (operator, backend, method names) as printable
+    ASCII: any other byte, a line break or a terminal escape among them, becomes '?'."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in text)
 
 
 NO_NPU_READ = 0xFFFFFFFF  # NPU_REGS without a read
@@ -298,8 +303,9 @@ def u32(value: int) -> bytes:
     return struct.pack("<I", value)
 
 
-def get_output(index: int, offset: int, max_bytes: int) -> bytes:
-    return struct.pack("<HHII", index, 0, offset, max_bytes)
+def get_output(index: int, offset: int, max_bytes: int, after_failure: bool = False) -> bytes:
+    flags = GET_OUTPUT_AFTER_FAILURE if after_failure else 0
+    return struct.pack("<HHII", index, flags, offset, max_bytes)
 
 
 def link_test(mode: int, count: int) -> bytes:

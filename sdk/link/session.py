@@ -6,8 +6,8 @@
 The same code drives a board on /dev/ttyACM0 (or rfc2217://, hwgrep://) and QEMU's UART on a
 TCP socket. Every wait has a timeout, every failure names the phase and what was seen last
 (frames and console text) and the log; a firmware reset mid-session is detected, never read as
-data. Firmware refusals (ERROR replies) become the record's result, so that the one check
-(`sdk.firmware.records.check_record`) judges link runs and text-record runs alike.
+data. Firmware refusals (ERROR replies) become the record's result, which the one check
+(`sdk.link.record.check_record`) judges.
 """
 
 from __future__ import annotations
@@ -26,15 +26,16 @@ from typing import Protocol
 import numpy as np
 
 from sdk.errors import FirmwareRefused, FrameError, PayloadError, TargetError
-from sdk.firmware.records import (
+from sdk.link import protocol as p
+from sdk.link.protocol import Kind
+from sdk.link.record import (
     FirmwareRecord,
     MemoryUse,
     Outcome,
     OutputRecord,
-    parse_record,
+    describe_fault,
+    find_fault,
 )
-from sdk.link import protocol as p
-from sdk.link.protocol import Kind
 
 DEFAULT_BAUD = 115200
 CONSOLE_TAIL = 600  # characters of console text quoted in an error
@@ -159,6 +160,9 @@ class LinkSession:
     # ---- failures ----------------------------------------------------------------------------
 
     def fail(self, message: str) -> TargetError:
+        """The error for `message`, with what was seen last (bytes not yet a frame: console)."""
+        if self._pending and p.DELIMITER[0] not in self._pending:
+            self._flush_pending_as_console()
         seen = "; ".join(self.log.recent) or "nothing"
         console = self.log.console.strip()
         tail = f"; console: {console[-CONSOLE_TAIL:]!r}" if console else ""
@@ -168,15 +172,14 @@ class LinkSession:
         )
 
     def _check_console_for_fault(self) -> None:
-        """A CPU fault prints its text record between frames: that is the news (read from the
+        """A CPU fault prints its line between frames: that is the news (read from the
         emulator's copy of the UART's output too, when there is one)."""
         text = self.log.console
         if self.console_log is not None and self.console_log.is_file():
-            text += "\n" + self.console_log.read_bytes().decode("latin-1").replace("\x00", "\n")
-        record = parse_record(text)
-        if record.fault is not None:
-            details = " ".join(f"{k}={v}" for k, v in record.fault.items())
-            raise self.fail(f"the firmware faulted: {details}")
+            text += "\n" + self.console_log.read_bytes().decode("latin-1")
+        fault = find_fault(text)
+        if fault is not None:
+            raise self.fail(describe_fault(fault))
 
     # ---- frames ------------------------------------------------------------------------------
 
@@ -435,15 +438,18 @@ class LinkSession:
             raise self.fail(f"RUN: {timing.iterations} iterations ran, {iterations} asked")
         return timing
 
-    def get_output(self, index: int) -> OutputRecord:
-        """Output `index` of the last run, chunk by chunk; the data's CRC is the firmware's."""
+    def get_output(self, index: int, after_failure: bool = False) -> OutputRecord:
+        """Output `index` of the last run, chunk by chunk; the data's CRC is the firmware's.
+        `after_failure`: what a failed run left there (tests of kernels that refuse a call)."""
         self.phase = f"get output {index}"
         chunk = self._max_payload() - p.TENSOR_HEADER.size
         first: p.TensorHeader | None = None
         data = bytearray()
         while first is None or len(data) < first.nbytes:
             response = self._request(
-                Kind.GET_OUTPUT, p.get_output(index, len(data), chunk), self.timeouts.transfer
+                Kind.GET_OUTPUT,
+                p.get_output(index, len(data), chunk, after_failure),
+                self.timeouts.transfer,
             )
             header, part = self._payload(response, p.parse_tensor, "GET_OUTPUT")
             if header.index != index or header.offset != len(data):
@@ -532,20 +538,24 @@ class LinkSession:
         program: bytes,
         inputs: Sequence[np.ndarray],
         input_dtypes: Sequence[int],
-        num_outputs: int,
+        num_outputs: int | None = None,
         *,
         iterations: int = 1,
         reload: bool = False,
         preloaded: bool = False,
+        outputs_after_failure: bool = False,
     ) -> FirmwareRecord:
         """Load (unless this session loaded the same program), set inputs, run, read outputs.
 
+        `num_outputs`: how many to read (the program's count, from the LOAD reply, by default).
         `preloaded`: the program is already in the program slot as an SDKP blob (LOAD_SLOT).
+        `outputs_after_failure`: after a refused RUN, read what the outputs hold (kernel tests).
         Returns the typed record; a firmware refusal is its error result, a link failure a
-        TargetError. `check_record(record, 0, ...)` decides whether the run passed."""
+        TargetError. `check_record(record, ...)` decides whether the run passed."""
         if not self.connected:
             self.connect()
         record = FirmwareRecord(board=self.info.board if self.info else None)
+        ran = False
         try:
             digest = hashlib.sha256(program).digest()
             if preloaded:
@@ -556,14 +566,20 @@ class LinkSession:
             record.memory = MemoryUse(
                 loaded.planned_used, loaded.planned_size, loaded.metadata_used, loaded.metadata_size
             )
+            count = loaded.num_outputs if num_outputs is None else num_outputs
             for i, (array, code) in enumerate(zip(inputs, input_dtypes, strict=True)):
                 self.set_input(i, array, code)
+            ran = True
             timing = self.run(iterations)
-            for i in range(num_outputs):
+            for i in range(count):
                 record.outputs.append(self.get_output(i))
         except FirmwareRefused as refused:
             r = refused.reply
             record.result = Outcome(False, code=r.code, name=r.name, reason=r.reason)
+            if ran and outputs_after_failure and not record.outputs:
+                with contextlib.suppress(FirmwareRefused):  # outputs that are no tensors
+                    for i in range(count):
+                        record.outputs.append(self.get_output(i, after_failure=True))
             return record
         per_run = max(iterations, 1)
         record.result = Outcome(

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from sdk.firmware.records import MemoryUse
+from sdk.link.record import MemoryUse
 from sdk.link.session import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram
 

@@ -1,9 +1,8 @@
-"""What the emulators (QEMU, FVP) share: the Emulator protocol and running their process.
+"""What the emulators (QEMU, FVP) share: running their process with the console UART on a
+TCP socket for the host link, files preloaded at addresses.
 
-An emulator boots a firmware ELF with files preloaded at addresses and either captures the
-console into a log file (`run`: the preloaded fast path, a text record) or serves the console
-UART on a TCP socket for the host link (`LinkProcess`). It never judges the run:
-sdk.firmware.records.check_record does.
+QEMU takes the socket from us (`LinkProcess`); the FVP opens its own and announces the port
+(`AnnouncedLinkProcess`). Neither judges the run: sdk.link.record.check_record does.
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from sdk.errors import TargetError
-from sdk.targets.base import Timing
 
 
 @dataclass(frozen=True)
@@ -30,64 +28,6 @@ class Preload:
 
     path: Path
     address: int
-
-
-@dataclass
-class ConsoleRun:
-    exit_code: int
-    console_log: Path
-    console_text: str
-    stderr_text: str
-
-
-class Emulator(Protocol):
-    """An emulator that can boot a firmware with preloads and capture its console."""
-
-    name: str
-    propagates_exit_code: bool
-
-    def run(
-        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
-    ) -> ConsoleRun: ...
-
-    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
-        """The record's ticks as this emulator clocks them, labelled by their source."""
-        ...
-
-
-def run_process(command: list[str], timeout_s: float, workdir: Path, what: str) -> ConsoleRun:
-    """Run `command` with its stdout as the console log; kill it after `timeout_s`."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    console_log = workdir / "console.log"
-    stderr_log = workdir / "emulator.stderr.log"
-    (workdir / "command.txt").write_text(" ".join(command) + "\n")
-    with open(console_log, "wb") as out, open(stderr_log, "wb") as err:
-        try:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                cwd=workdir,
-                start_new_session=True,  # its own process group: a timeout kills all of it
-            )
-        except OSError as exc:
-            raise TargetError(f"cannot start {what}: {exc}") from exc
-        try:
-            exit_code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            raise TargetError(
-                f"timeout after {timeout_s:g} s: {what} did not finish (hung firmware?)",
-                log_path=console_log,
-            ) from None
-    return ConsoleRun(
-        exit_code=exit_code,
-        console_log=console_log,
-        console_text=console_log.read_text(errors="replace"),
-        stderr_text=stderr_log.read_text(errors="replace"),
-    )
 
 
 _Process = TypeVar("_Process", bound="_EmulatorProcess")

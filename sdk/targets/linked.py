@@ -1,7 +1,7 @@
 """Running a program over the host link: what the QEMU and serial targets share.
 
 One code path for an emulated and a real board: the session (sdk.link.session) over a pyserial
-URL, the typed record it fills, and the one check (sdk.firmware.records.check_record).
+URL, the typed record it fills, and the one check (sdk.link.record.check_record).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sdk.errors import TargetError
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import pack_program
-from sdk.firmware.records import FirmwareRecord, check_record
+from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import NpuRun, RunOptions, RunReport, Timing
@@ -159,8 +159,7 @@ def run_linked(
     if record.result is not None and not record.result.ok and model.fault:
         reason = f"{record.result.reason}; the host's virtual U55: {model.fault}"
         record.result = dataclasses.replace(record.result, reason=reason)
-    # The link has no exit status: the record alone decides (exit code 0 stands for "none").
-    arrays = check_record(record, 0, session.log.path, expected=program.outputs())
+    arrays = check_record(record, session.log.path, expected=program.outputs())
     if program.plan.delegates and not record.result.virtual_npu_ticks:
         stats = session.stats()  # a real NPU ran the delegates: its PMU counted the cycles
         if stats.npu_counters:

@@ -1,18 +1,16 @@
 """The QEMU target: boot the firmware on `qemu-system-arm` as the board's emulator.
 
 Everything QEMU-specific about a board is in board.yaml (`targets.qemu`: binary, machine, args,
-console_args / link_args, tick rate); this module only assembles command lines and interprets
+link_args, tick rate); this module only assembles command lines and interprets
 QEMU's own failures. `run_program` drives the firmware over the host link with UART0 on a TCP
-socket, the code path a real board takes (sdk.targets.linked); `run` is the preloaded fast
-path (program and inputs placed in memory, the text record on stdout) that the kernel tests
-and the benchmarks use to boot one firmware with many programs.
+socket, the code path a real board takes (sdk.targets.linked); `session` boots one firmware
+for many programs (the kernel tests, the benchmarks).
 """
 
 from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from sdk.firmware.boards import Board
 from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.emulator import ConsoleRun, LinkProcess, Preload, explain_exit, run_process
+from sdk.targets.emulator import LinkProcess, Preload, explain_exit
 from sdk.targets.linked import run_on_emulator
 from sdk.tools import version_line
 
@@ -34,8 +32,6 @@ QEMU_INSTALL = "apt-get install qemu-system-arm"
 
 class QemuTarget:
     name = "qemu"
-    # Semihosting SYS_EXIT_EXTENDED makes QEMU exit with the firmware's code.
-    propagates_exit_code = True
 
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -52,7 +48,9 @@ class QemuTarget:
             firmware=True,
         )
 
-    def _base(self, elf: Path, extra: list, preloads: list[Preload]) -> list[str]:
+    def link_command(self, elf: Path, preloads: list[Preload]) -> list[str]:
+        """UART0 on the socket passed as `{fd}` (see LinkProcess)."""
+        extra = self.config.get("link_args", [])
         command = [self.binary, "-M", self.machine, *self.args, *map(str, extra)]
         command += ["-kernel", str(elf)]
         for preload in preloads:
@@ -61,14 +59,6 @@ class QemuTarget:
                 f"loader,file={preload.path},addr=0x{preload.address:08x},force-raw=on",
             ]
         return command
-
-    def command(self, elf: Path, preloads: list[Preload]) -> list[str]:
-        """The preloaded fast path: UART0 on stdout."""
-        return self._base(elf, self.config.get("console_args", []), preloads)
-
-    def link_command(self, elf: Path, preloads: list[Preload]) -> list[str]:
-        """The host link: UART0 on the socket passed as `{fd}` (see LinkProcess)."""
-        return self._base(elf, self.config.get("link_args", []), preloads)
 
     @property
     def counts_instructions(self) -> bool:
@@ -121,14 +111,6 @@ class QemuTarget:
         if shutil.which(self.binary) is None:
             raise TargetError(self._not_found().describe())
 
-    def run(
-        self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path
-    ) -> ConsoleRun:
-        self._require_binary()
-        run = run_process(self.command(elf, preloads), timeout_s, workdir, f"{self.binary}")
-        check_qemu_exit(run)
-        return run
-
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
@@ -161,18 +143,3 @@ class QemuTarget:
                 raise explain_exit(qemu, exc) from None
             finally:
                 session.close()
-
-
-def check_qemu_exit(run: ConsoleRun) -> None:
-    """QEMU's own failures (as opposed to the firmware's exit code) become TargetErrors."""
-    if run.exit_code < 0:
-        if "Lockup" in run.stderr_text:
-            raise TargetError(
-                "the CPU locked up (a fault while handling a fault, or no semihosting)",
-                log_path=run.console_log,
-            )
-        name = signal.Signals(-run.exit_code).name
-        raise TargetError(f"qemu died from {name}", log_path=run.console_log)
-    if "@sdk begin" not in run.console_text and run.stderr_text.strip():
-        first = run.stderr_text.strip().splitlines()[0]
-        raise TargetError(f"qemu failed: {first}", log_path=run.console_log)

@@ -2,27 +2,21 @@
 
     report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
-Each target declares what it can do (`capabilities()`: preload, NPU, link) and
-returns the same typed RunReport; nothing here knows a board or an emulator's flags. Every
-firmware target runs over the host link (sdk.targets.linked); the preloaded fast path
-(`run_firmware`, `run_built`: blobs placed in memory, the text record) is QEMU's way to boot
-one firmware with many programs (the kernel tests and benchmarks).
+Each target returns the same typed RunReport; nothing here knows a board or an emulator's
+flags. Every firmware target runs over the host link (sdk.targets.linked).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import ResourceError, TargetError, UsageError
+from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
-from sdk.firmware.image import write_blobs
-from sdk.firmware.records import check_record, parse_record
-from sdk.program.pte import LoadedProgram, TensorInfo, load_program
+from sdk.program.pte import LoadedProgram, load_program
 from sdk.targets.base import Availability, RunOptions, RunReport, Target
-from sdk.targets.emulator import Emulator, Preload
 from sdk.targets.fvp import FvpTarget
 from sdk.targets.host import HostTarget
 from sdk.targets.qemu import QemuTarget
@@ -90,77 +84,3 @@ def run_on_target(
     runner = make_target(target, spec)
     run_options = RunOptions(timeout_s=timeout_s, workdir=workdir, **options)
     return runner.run_program(program, inputs, run_options)
-
-
-def run_built(
-    emulator: Emulator,
-    board: Board,
-    elf: Path,
-    program: LoadedProgram,
-    inputs: list[np.ndarray],
-    timeout_s: float,
-    workdir: Path,
-) -> RunReport:
-    """Boot an already built firmware with `program` and `inputs` preloaded, and check."""
-    program_blob, inputs_blob = write_fitting_blobs(board, program, inputs, workdir)
-    return run_firmware(
-        emulator, board, elf, program_blob, inputs_blob, timeout_s, workdir,
-        outputs=program.outputs(),
-    )  # fmt: skip
-
-
-def write_fitting_blobs(
-    board: Board, program: LoadedProgram, inputs: list[np.ndarray], workdir: Path
-) -> tuple[Path, Path]:
-    """program.sdkp and inputs.sdki in `workdir` (the inputs are checked against the program
-    before anything is written), each checked to fit its slot of the board."""
-    blobs = write_blobs(program, inputs, workdir)
-    for slot_name, blob in zip(("program", "inputs"), blobs, strict=True):
-        slot = board.slots[slot_name]
-        size = blob.stat().st_size
-        if size > slot.size:
-            raise ResourceError(
-                f"the {slot_name} blob ({size} bytes) does not fit board {board.name}'s "
-                f"{slot_name} slot ({slot.size} bytes)"
-            )
-    return blobs
-
-
-def run_firmware(
-    emulator: Emulator,
-    board: Board,
-    elf: Path,
-    program_blob: Path | None,
-    inputs_blob: Path,
-    timeout_s: float,
-    workdir: Path,
-    *,
-    outputs: Sequence[TensorInfo],
-) -> RunReport:
-    """Boot a built firmware with the blobs preloaded and check its record.
-
-    `outputs` are the outputs of the program the firmware runs (`load_program(pte).outputs()`,
-    whether preloaded or embedded): the outputs reported must be these in count, dtype and
-    shape, since the CRC covers only the data. Without exit-code propagation (the FVP, a board)
-    the record alone decides.
-    """
-    # Absolute paths: the emulator runs in `workdir`.
-    workdir = Path(workdir).resolve()
-    elf = Path(elf).resolve()
-    preloads = [Preload(Path(inputs_blob).resolve(), board.slots["inputs"].base)]
-    if program_blob is not None:
-        preloads.insert(0, Preload(Path(program_blob).resolve(), board.slots["program"].base))
-    run = emulator.run(elf, preloads, timeout_s, workdir)
-    record = parse_record(run.console_text)
-    # Where the exit status does not come through, the record alone decides (check_record
-    # refuses any record that is not a whole, good one before it looks at the status).
-    exit_code = run.exit_code if emulator.propagates_exit_code else 0
-    arrays = check_record(record, exit_code, run.console_log, expected=outputs)
-    return RunReport(
-        target=emulator.name,
-        board=board.name,
-        outputs=arrays,
-        timing=emulator.timing(*record.ticks()),
-        memory=record.memory,
-        log_path=run.console_log,
-    )

@@ -1,10 +1,11 @@
 """Programs export never makes (a review's reproducers): each is refused with a reason by the
 host build (ASan + UBSan) and by the firmware on QEMU, whose 32-bit size_t and `long` show
-what the host's 64-bit ones hide. And the host reading the record: a target that does not pass
-the firmware's exit status on (the FVP, a board) must not be fooled by program text."""
+what the host's 64-bit ones hide. And the host's one check of what the firmware reported: a
+record that does not match the program never passes, and program text in a reason stays text."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,15 +15,11 @@ from fwprograms import method, planned_tensor, program_from_json, shared_int_lis
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
-from sdk.firmware.image import pack_inputs, pack_program
+from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord, check_record
 from sdk.program.pte import TensorInfo
-from sdk.targets.base import Timing
-from sdk.targets.emulator import ConsoleRun, Preload
 from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import run_firmware
 
 BOARD = "corstone300"
-TIMEOUT_S = 120.0
 FAKE_RESULT = "@sdk result status=ok outputs=0 init_ticks=1 run_ticks=1 tick_hz=1 "
 
 
@@ -120,12 +117,6 @@ def hostile() -> dict[str, bytes]:
     return {name: make() for name, (make, _, _) in CASES.items()}
 
 
-def assert_ascii_record(console: str) -> None:
-    assert console.isascii(), [c for c in console if not c.isascii()][:5]
-    results = [line for line in console.split("\n") if line.startswith("@sdk result")]
-    assert len(results) == 1, console
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_the_host_build_refuses(host_run, hostile, name: str):
     _, error, reason = CASES[name]
@@ -135,113 +126,68 @@ def test_the_host_build_refuses(host_run, hostile, name: str):
     got_name, got_reason = result.error()
     assert (got_name, reason in got_reason) == (error, True), got_reason
     assert "runtime error" not in result.stderr  # UBSan
-    assert_ascii_record(result.stdout)
+    assert got_reason.isprintable() and got_reason.isascii()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", CASES)
-def test_the_firmware_refuses_on_qemu(every_kernel_elf: Path, hostile, name: str, tmp_path):
-    _, error, reason = CASES[name]
-    board = load_board(BOARD)
-    program_blob = tmp_path / "program.sdkp"
-    program_blob.write_bytes(pack_program(hostile[name]))
-    inputs_blob = tmp_path / "inputs.sdki"
-    inputs_blob.write_bytes(pack_inputs([]))
-    with pytest.raises(TargetError, match=rf"firmware error {error} \(code \d+\)") as caught:
-        run_firmware(
-            QemuTarget(board),
-            board,
-            every_kernel_elf,
-            program_blob,
-            inputs_blob,
-            TIMEOUT_S,
-            tmp_path,
-            outputs=[],
-        )
-    assert reason in caught.value.message
-    assert_ascii_record(caught.value.log_path.read_text())
+def test_the_firmware_refuses_on_qemu(every_kernel_elf: Path, hostile, tmp_path):
+    """Every case on one boot: a refusal leaves the firmware serving the next program."""
+    with QemuTarget(load_board(BOARD)).session(every_kernel_elf, tmp_path) as session:
+        for name, (_, error, reason) in CASES.items():
+            record = session.run_program(hostile[name], [], [])
+            result = record.result
+            assert (result.name, reason in result.reason) == (error, True), (name, result)
+            assert result.reason.isprintable() and result.reason.isascii()
+        assert session.request_info().board == BOARD
 
 
-# ---- The host's side, on a target that does not pass the exit status on ----------------------
-
-
-class ReplayTarget:
-    """A target that 'runs' by handing back a console text, like the FVP: no exit status."""
-
-    name = "replay"
-    propagates_exit_code = False
-
-    def __init__(self, console: str) -> None:
-        self.console = console
-
-    def run(self, elf: Path, preloads: list[Preload], timeout_s: float, workdir: Path):
-        log = workdir / "console.log"
-        log.write_text(self.console, encoding="utf-8")
-        return ConsoleRun(0, log, self.console, "")
-
-    def timing(self, init_ticks: int, run_ticks: int, reported_hz: int) -> Timing:
-        return Timing("replayed console", init_ticks, run_ticks, reported_hz)
-
+# ---- The host's one check of a record --------------------------------------------------------
 
 FLOAT23 = TensorInfo(0, "Float", ScalarType.FLOAT, (2, 3), 24, False)
 
 
-def replay(console: str, tmp_path: Path, outputs=(FLOAT23,)):
-    board = load_board(BOARD)
-    blob = tmp_path / "inputs.sdki"
-    blob.write_bytes(pack_inputs([]))
-    return run_firmware(
-        ReplayTarget(console),
-        board,
-        tmp_path / "fw.elf",
-        None,
-        blob,
-        10.0,
-        tmp_path,
-        outputs=list(outputs),
+def record_of(dtype: int, sizes: tuple[int, ...], data: bytes, crc: int | None = None):
+    output = OutputRecord(0, dtype, sizes, len(data), zlib.crc32(data) if crc is None else crc)
+    output.data += data
+    return FirmwareRecord(
+        board=BOARD,
+        memory=MemoryUse(32, 64, 8, 64),
+        outputs=[output],
+        result=Outcome(True, outputs=1, init_ticks=1, run_ticks=2, tick_hz=10),
     )
 
 
-def ok_record(header: str, data: bytes) -> str:
-    import zlib
-
-    return (
-        "@sdk begin v=1 board=corstone300\n"
-        "@sdk memory planned_used=32 planned_size=64 meta_used=8 meta_size=64\n"
-        f"@sdk output index=0 {header} crc={zlib.crc32(data):08x}\n"
-        f"@sdk data index=0 offset=0 hex={data.hex()}\n"
-        "@sdk result status=ok outputs=1 init_ticks=1 run_ticks=2 tick_hz=10\n"
-    )
-
-
-def test_a_good_record_passes_the_replay_target(tmp_path: Path):
+def test_a_good_record_passes():
     data = np.arange(6, dtype=np.float32).tobytes()
-    result = replay(ok_record("dtype=6 sizes=2,3 nbytes=24", data), tmp_path)
-    np.testing.assert_array_equal(result.outputs[0], np.arange(6, dtype=np.float32).reshape(2, 3))
+    (out,) = check_record(record_of(6, (2, 3), data), expected=[FLOAT23])
+    np.testing.assert_array_equal(out, np.arange(6, dtype=np.float32).reshape(2, 3))
 
 
-def test_an_injected_result_line_does_not_pass_without_an_exit_status(tmp_path: Path):
-    """What the firmware printed for inject.pte before it sanitised names: the operator name's
-    U+2028 made the host's str.splitlines() see a last `result status=ok` line."""
-    console = (
-        "@sdk begin v=1 board=corstone300\n"
-        '@sdk result status=error code=5 name=OperatorMissing reason="x\u2028'
-        "@sdk memory planned_used=0\u2028"
-        f'{FAKE_RESULT}.out: no kernel in this firmware (31 kernels)"\n'
-    )
-    with pytest.raises(TargetError, match=r"firmware error OperatorMissing \(code 5\)"):
-        replay(console, tmp_path, outputs=())
+def test_a_damaged_or_refused_record_fails():
+    data = np.arange(6, dtype=np.float32).tobytes()
+    with pytest.raises(TargetError, match="CRC mismatch"):
+        check_record(record_of(6, (2, 3), data, crc=1), expected=[FLOAT23])
+    short = record_of(6, (2, 3), data)
+    del short.outputs[0].data[-1]
+    with pytest.raises(TargetError, match="23 of 24 bytes arrived"):
+        check_record(short, expected=[FLOAT23])
+    refused = record_of(6, (2, 3), data)
+    refused.result = Outcome(False, code=5, name="OperatorMissing", reason="x")
+    with pytest.raises(TargetError, match=r"firmware error OperatorMissing \(code 5\): x"):
+        check_record(refused, expected=[FLOAT23])
+    with pytest.raises(TargetError, match="never answered the run"):
+        check_record(FirmwareRecord(board=BOARD))
 
 
-def test_outputs_are_checked_against_the_program(tmp_path: Path):
+def test_outputs_are_checked_against_the_program():
     data = np.arange(6, dtype=np.float32).tobytes()
     with pytest.raises(
         TargetError,
         match=r"output 0: the firmware reported Int \(3\) \[2, 3\], "
         r"the program's output is Float \(6\) \[2, 3\]",
     ):
-        replay(ok_record("dtype=3 sizes=2,3 nbytes=24", data), tmp_path)
+        check_record(record_of(3, (2, 3), data), expected=[FLOAT23])
     with pytest.raises(TargetError, match=r"reported Float \(6\) \[3, 2\]"):
-        replay(ok_record("dtype=6 sizes=3,2 nbytes=24", data), tmp_path)
+        check_record(record_of(6, (3, 2), data), expected=[FLOAT23])
     with pytest.raises(TargetError, match="the program has 2 outputs, the firmware reported 1"):
-        replay(ok_record("dtype=6 sizes=2,3 nbytes=24", data), tmp_path, (FLOAT23, FLOAT23))
+        check_record(record_of(6, (2, 3), data), expected=[FLOAT23, FLOAT23])

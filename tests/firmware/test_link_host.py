@@ -88,6 +88,19 @@ def test_retransmissions_get_the_kept_response_and_a_stale_session_an_error(
     assert host_link.request_info().program_loaded
 
 
+def test_what_a_failed_run_left_is_read_only_when_asked_and_only_after_a_failure(
+    host_link: LinkSession, programs
+):
+    """(A failed run's outputs, asked for: tests/kernels `refused` reads them after every
+    refusal and checks they are untouched.)"""
+    host_link.connect()
+    pte = programs["add"]
+    run_linked(host_link, load_program(pte), random_inputs(pte, 1))
+    with pytest.raises(FirmwareRefused, match="the last RUN did not fail"):
+        host_link.get_output(0, after_failure=True)
+    assert host_link.get_output(0).nbytes == 24
+
+
 def test_reset_restarts_with_a_hello_and_nothing_loaded(host_link: LinkSession, programs):
     host_link.connect()
     pte = programs["add"]

@@ -1,11 +1,14 @@
 """Fixtures of the kernel tests: one-op programs run through the real runtime, on the host
-(build/host/host_runner, ASan + UBSan) and on QEMU (the firmware with every kernel, Helium on),
+(build/host/host_link, ASan + UBSan) and on QEMU (the firmware with every kernel, Helium on),
 held to ExecuTorch's runtime."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import koracle as oracle
@@ -14,10 +17,12 @@ import pytest
 import torch
 from kprogram import EditedProgram
 
+from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
+from sdk.link.record import FirmwareRecord, check_record
+from sdk.link.session import LinkSession
 from sdk.program.pte import load_program, operator_name
 from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import RunReport, run_built
 
 BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0
@@ -93,13 +98,13 @@ def refused(host_run) -> Callable[[EditedProgram], tuple[str, str]]:
     give it inputs that would make them non-zero)."""
 
     def run(edit: EditedProgram) -> tuple[str, str]:
-        result = host_run(edit.to_bytes(), edit.inputs, "--outputs-on-error")
+        result = host_run(edit.to_bytes(), edit.inputs)
         name, reason = result.error()
         (instruction,) = edit.plan.chains[0].instructions
         op = operator_name(edit.plan.operators[instruction.instr_args.op_index])
         prefix = f"instruction 0 ({op}): "
         assert reason.startswith(prefix), reason
-        assert len(result.record.outputs) == len(edit.plan.outputs), result.stdout
+        assert len(result.record.outputs) == len(edit.plan.outputs), result.record
         for out in result.record.outputs:
             assert not out.array().any(), f"output {out.index} was written before the refusal"
         return name, reason[len(prefix) :]
@@ -107,17 +112,48 @@ def refused(host_run) -> Callable[[EditedProgram], tuple[str, str]]:
     return run
 
 
+@dataclass
+class QemuRun:
+    outputs: list[np.ndarray]
+    record: FirmwareRecord
+
+
 @pytest.fixture(scope="session")
-def qemu_run(tmp_path_factory) -> Callable[..., RunReport]:
-    """qemu_run(elf, pte, inputs) -> RunReport: boots a built firmware on QEMU (mps3-an547,
-    -icount) with the program and inputs preloaded; a failure is a TargetError."""
-    board = load_board(BOARD)
-    target = QemuTarget(board)
+def qemu_run(tmp_path_factory) -> Iterator[Callable[..., QemuRun]]:
+    """qemu_run(elf, pte, inputs) -> QemuRun: runs the program over the link on QEMU
+    (mps3-an547, -icount) booted once per firmware and kept for every program after it (a link
+    failure reboots it next time); a refusal or a wrong record is a TargetError. The program is
+    sent as it is: the firmware alone judges its operators and dtypes."""
+    target = QemuTarget(load_board(BOARD))
     workdir = tmp_path_factory.mktemp("qemu")
-    counter = itertools.count()
+    booted: dict[Path, tuple[LinkSession, contextlib.ExitStack]] = {}
+    lock = threading.Lock()
+    boots = itertools.count()
 
-    def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> RunReport:
-        folder = workdir / f"run{next(counter)}"
-        return run_built(target, board, elf, load_program(pte), inputs, QEMU_TIMEOUT_S, folder)
+    with contextlib.ExitStack() as stack:
 
-    return run
+        def session_for(elf: Path) -> LinkSession:
+            if elf not in booted:
+                folder = workdir / f"boot{next(boots)}-{elf.stem}"
+                boot = stack.enter_context(contextlib.ExitStack())
+                session = boot.enter_context(
+                    target.session(elf, folder, run_timeout_s=QEMU_TIMEOUT_S)
+                )
+                booted[elf] = (session, boot)
+            return booted[elf][0]
+
+        def run(elf: Path, pte: bytes, inputs: list[np.ndarray]) -> QemuRun:
+            program = load_program(pte)
+            with lock:
+                session = session_for(Path(elf))
+                try:
+                    record = session.run_program(
+                        program.data, inputs, [int(t.scalar_type) for t in program.inputs()]
+                    )
+                except TargetError:
+                    booted.pop(Path(elf))[1].close()
+                    raise
+                outputs = check_record(record, session.log.path, expected=program.outputs())
+            return QemuRun(outputs, record)
+
+        yield run

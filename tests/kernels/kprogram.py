@@ -6,7 +6,7 @@ overlapping outputs, operators export rewrites into others), made by editing a r
     out = edit.tensor(np.float32, (2, 3, 5))           # a new planned tensor
     edit.call("aten::bmm.out", [x, x, out, out])       # the chain: this call only
     edit.output(out)                                   # (call_with_out does these three)
-    host_run(edit.to_bytes(), edit.inputs, "--outputs-on-error")
+    host_run(edit.to_bytes(), edit.inputs)
 
 The program is read with ExecuTorch's deserializer and written with its serializer; its values,
 constants and operator table stay, its chain, inputs and outputs are replaced. New tensors live

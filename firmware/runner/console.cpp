@@ -1,5 +1,5 @@
 // The `@sdk` result record: line building, hex, CRC-32.
-#include "record.h"
+#include "console.h"
 
 #include <string.h>
 
@@ -10,17 +10,6 @@ namespace runner {
 namespace {
 
 const char kHexDigits[] = "0123456789abcdef";
-
-// The byte Line::quoted() writes for `c`: printable ASCII, '"' as '\''. Anything else could end
-// the line or the quotes for the host: a control character, or a byte of a UTF-8 sequence such
-// as U+2028 or U+0085, which some line splitters break at.
-char printable(char c) {
-  unsigned char u = static_cast<unsigned char>(c);
-  if (u < 0x20 || u > 0x7e) {
-    return '?';
-  }
-  return c == '"' ? '\'' : c;
-}
 
 // Half-byte table: 16 words instead of 256, fast enough for console output.
 const uint32_t kCrcNibble[16] = {
@@ -78,21 +67,9 @@ Line& Line::hex32(uint32_t value) {
   return *this;
 }
 
-Line& Line::hex_bytes(const uint8_t* data, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    put(kHexDigits[data[i] >> 4]);
-    put(kHexDigits[data[i] & 0xF]);
-  }
-  return *this;
-}
-
-Line& Line::quoted(const char* s) {
-  put('"');
-  for (; *s != '\0'; ++s) {
-    put(printable(*s));
-  }
-  put('"');
-  return *this;
+void log(const char* text) {
+  Line line;
+  line.text("executor_runner: ").text(text).end();
 }
 
 void Line::end() {

@@ -1,4 +1,4 @@
-// The `@sdk` result record: line building, hex, CRC-32 (docs/firmware.md).
+// Console lines (logs, reasons) and the CRC-32 the link and the program slot use.
 #pragma once
 
 #include <stddef.h>
@@ -15,6 +15,9 @@ struct ShapeText {
 };
 ShapeText shape_text(const int32_t* sizes, size_t dim);
 
+// "executor_runner: <text>" on the console.
+void log(const char* text);
+
 // One console line, built piecewise and written through platform_write.
 // Flushes by itself when its buffer fills, so a line may be any length.
 class Line {
@@ -25,10 +28,6 @@ class Line {
   Line& u64(uint64_t value);
   Line& i64(int64_t value);
   Line& hex32(uint32_t value);  // 8 lowercase digits, no prefix
-  Line& hex_bytes(const uint8_t* data, size_t size);
-  // Text from the program (reasons name operators, backends, methods) in double quotes, for
-  // reason="...": only printable ASCII goes out, '"' becomes '\'' and any other byte '?'.
-  Line& quoted(const char* s);
   void end();  // newline + flush
 
  private:
