@@ -34,7 +34,7 @@ from sdk.firmware.boards import load_board  # noqa: E402
 from sdk.firmware.build import build_firmware  # noqa: E402
 from sdk.program.pte import load_program  # noqa: E402
 from sdk.targets.base import RunOptions  # noqa: E402
-from sdk.targets.qemu import QemuTarget  # noqa: E402
+from sdk.targets.run import make_target  # noqa: E402
 
 BOARD = "corstone300"
 TIMEOUT_S = 300.0
@@ -194,8 +194,8 @@ class Runner:
 
     def __init__(self, workdir: Path) -> None:
         self.board = load_board(BOARD)
-        self.target = QemuTarget(self.board)
-        if not self.target.counts_instructions:
+        self.strategy = make_target("qemu", self.board).strategy
+        if not self.strategy.power.counts_instructions:
             raise SystemExit(f"board {BOARD}: its QEMU target does not run with -icount")
         self.workdir = workdir
         self.count = 0
@@ -205,7 +205,7 @@ class Runner:
         folder = self.workdir / f"run{self.count}"
         program = load_program(pte)
         options = RunOptions(timeout_s=TIMEOUT_S, workdir=folder, firmware=elf)
-        result = self.target.run_program(program, inputs, options)
+        result = self.strategy.run_program(program, inputs, options)
         check(inputs, result.outputs)
         assert result.timing.instructions is not None
         return result.timing.instructions

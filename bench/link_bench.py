@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdk.firmware.boards import load_board
 from sdk.firmware.build import build_firmware
 from sdk.program.pte import load_program
+from sdk.targets.base import RunOptions
 from sdk.targets.linked import run_linked
-from sdk.targets.qemu import QemuTarget
+from sdk.targets.run import make_target
 
 GOAL = 0.8
 
@@ -62,11 +63,12 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="link-bench-"))
     big, tiny = programs(folder, args.kib)
     board = load_board(args.board)
-    target = QemuTarget(board)
+    strategy = make_target("qemu", board).strategy
     elf = build_firmware(board.name, big, folder / "fw.elf")
     nbytes = args.kib * 1024
     data = np.random.default_rng(0).standard_normal(nbytes // 4).astype(np.float32)
-    with target.session(elf, folder / "qemu") as session:
+    with strategy.up(RunOptions(firmware=elf, workdir=folder / "qemu")) as up:
+        session = up.session
         info = session.connect()
         big_program = load_program(big)
         run_linked(session, big_program, [data])  # loads it; warms up both directions

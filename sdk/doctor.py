@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sdk.cache import CACHE_ENV, Cache, CacheInfo
-from sdk.errors import BuildError, UsageError
+from sdk.errors import BuildError
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.paths import REPO_ROOT
 from sdk.targets.base import RunOptions
@@ -229,13 +229,13 @@ def flatc_check() -> Check:
 def target_checks(board: Board, options: RunOptions | None) -> tuple[list[Check], str]:
     """Each target's availability, and what `auto` picks here. Needed: the host reference
     (export, the virtual NPU) and the target `auto` picks (its fallback when none is there)."""
-    from sdk.targets.run import auto_target, available_targets
+    from sdk.targets.run import REFERENCE_TARGET, auto_target, available_targets
 
     found = available_targets(board, options)
     default = auto_target(found)
     checks = []
     for name, availability in found.items():
-        needed = name == default or is_reference(name, board)
+        needed = name in (default, REFERENCE_TARGET)
         checks.append(
             Check(
                 OK if availability.available else MISSING,
@@ -246,16 +246,6 @@ def target_checks(board: Board, options: RunOptions | None) -> tuple[list[Check]
             )
         )
     return checks, default
-
-
-def is_reference(target: str, board: Board) -> bool:
-    """The target runs no firmware: it is the host reference."""
-    from sdk.targets.run import make_target
-
-    try:
-        return not make_target(target, board).capabilities().firmware
-    except UsageError:  # the board has no section for it: a firmware target
-        return False
 
 
 def ports_check(ports: list[SeenPort]) -> Check:

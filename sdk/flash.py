@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from sdk.errors import FlashError, UsageError
-from sdk.firmware.boards import Board
 
 FLASH_TIMEOUT_S = 300
 # Where desktop Linux and macOS mount a USB drive by its volume label.
@@ -126,7 +125,8 @@ def flash_pyocd(method: dict[str, Any], elf: Path, probe: str | None) -> FlashRe
 
 
 def flash_firmware(
-    board: Board,
+    board_methods: Sequence[dict[str, Any]],
+    board_name: str,
     elf: Path,
     *,
     method: str | None = None,
@@ -139,14 +139,14 @@ def flash_firmware(
         raise UsageError(f"{elf}: no such firmware file")
     if elf.read_bytes()[:4] != b"\x7fELF":
         raise UsageError(f"{elf}: not an ELF file")
-    methods: Sequence[dict[str, Any]] = board.flash
+    methods = list(board_methods)
     if not methods:
-        raise UsageError(f"board {board.name} declares no flash method (board.yaml `flash:`)")
+        raise UsageError(f"board {board_name} declares no flash method (board.yaml `flash:`)")
     if method is not None:
         methods = [m for m in methods if m["method"] == method]
         if not methods:
-            known = ", ".join(m["method"] for m in board.flash)
-            raise UsageError(f"board {board.name} has no flash method {method!r}; it has {known}")
+            known = ", ".join(m["method"] for m in board_methods)
+            raise UsageError(f"board {board_name} has no flash method {method!r}; it has {known}")
     chosen = methods[0]
     if chosen["method"] == "mps3-usb":
         return flash_mps3_usb(chosen, elf, drive)

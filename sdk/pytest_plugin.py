@@ -10,18 +10,20 @@
 
 Options: `--board` (default corstone300), `--target` (qemu, serial, fvp, host; default qemu),
 `--port` and `--baud` (serial), `--firmware` (qemu: the ELF to boot; default a firmware with
-every kernel, built once). Fixtures of the same names give the values. With `--target serial`
-and no board reachable at `--port`, tests that use `dut` are skipped with the reason, never
-passed. Each test's target, board and timing go into the JUnit XML (`record_property`).
+every kernel, built once). Fixtures of the same names give the values. When the target cannot
+be brought up here (`--target serial` with no board reachable at `--port`, an emulator not
+installed), tests that use `dut` are skipped with the reason, never passed. Each test's target,
+board and timing go into the JUnit XML (`record_property`).
 
-Link targets keep one session for the whole test session: the board is flashed once and
-then driven (QEMU is booted once); a program is sent again only when it changes.
+The target is brought up once for the whole test session (its strategy: QEMU booted once, a
+board's port opened once) and then driven; a program is sent again only when it changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,40 +73,28 @@ class DutResult:
 
 class Dut:
     """The device under test: `run(program, inputs)` on the chosen target, checked by the
-    firmware's own record (a failure raises sdk.errors.SdkError)."""
+    firmware's own record (a failure raises sdk.errors.SdkError). The target is brought up
+    once (its strategy's `up`) and kept for every run of the session."""
 
     def __init__(self, target: str, board: str, options: Any, workdir: Path) -> None:
         from sdk.firmware.boards import load_board
         from sdk.targets.run import make_target
 
         self.target_name = target
-        self.board = load_board(board)
-        self.target = make_target(target, self.board)
+        self.target = make_target(target, load_board(board), options)
+        self.board = self.target.board
         self.options = options
         self.workdir = workdir
-        self.session = None
-        self._closers: list = []
-        self._runs = 0
+        self._stack = contextlib.ExitStack()
+        self._running: Any = None
 
-    def _link_session(self):
-        """The session of a link target, opened on first use and kept."""
-        if self.session is not None:
-            return self.session
-        if self.target_name == "qemu":
-            from sdk.firmware.build import build_firmware
-
-            elf = self.options.firmware or build_firmware(
-                self.board.name, None, self.workdir / "dut_every_kernel.elf"
-            )
-            context = self.target.session(
-                Path(elf), self.workdir / "qemu", run_timeout_s=self.options.timeout_s
-            )
-            self.session = context.__enter__()
-            self._closers.append(lambda: context.__exit__(None, None, None))
-        else:
-            self.session = self.target.open(self.options, self.workdir / "link.log")
-            self._closers.append(self.session.close)
-        return self.session
+    def bring_up(self) -> Any:
+        """The target running (an emulator booted with the firmware to use, a board's port
+        open), once; an SdkError when it cannot be."""
+        if self._running is None:
+            options = replace(self.options, workdir=self.workdir / self.target_name)
+            self._running = self._stack.enter_context(self.target.strategy.up(options))
+        return self._running
 
     def run(
         self, program: Path | str | bytes, inputs: list[np.ndarray], iterations: int = 1
@@ -112,25 +102,12 @@ class Dut:
         from sdk.program.pte import load_program
 
         loaded = load_program(program if isinstance(program, bytes) else Path(program))
-        self._runs += 1
-        if self.target.capabilities().link:
-            from sdk.targets.linked import run_linked
-
-            arrays, record = run_linked(
-                self._link_session(), loaded, list(inputs), iterations=iterations
-            )
-            return DutResult(arrays, self.target.timing(*record.ticks()))
-        from dataclasses import replace
-
-        options = replace(
-            self.options, workdir=self.workdir / f"run{self._runs}", iterations=iterations
-        )
-        report = self.target.run_program(loaded, list(inputs), options)
+        options = replace(self.options, iterations=iterations)
+        report = self.bring_up().run(loaded, list(inputs), options)
         return DutResult(report.outputs, report.timing)
 
     def close(self) -> None:
-        while self._closers:
-            self._closers.pop()()
+        self._stack.close()
 
 
 @pytest.fixture(scope="session")
@@ -148,13 +125,11 @@ def _sdk_dut(target: str, board: str, port: str | None, baud: int | None, reques
         dut = Dut(target, board, options, workdir)
     except SdkError as exc:
         raise pytest.UsageError(f"sdk plugin: {exc}") from None
-    if target == "serial":
-        if not port:
-            pytest.skip("--target serial: no --port given, so no board is attached")
-        try:
-            dut._link_session()
-        except SdkError as exc:
-            pytest.skip(f"--target serial: no board reachable at {port}: {exc.message}")
+    try:
+        dut.bring_up()
+    except SdkError as exc:  # nothing attached (no --port, no board there), nothing installed
+        dut.close()
+        pytest.skip(f"--target {target}: cannot be brought up here: {exc.message}")
     yield dut
     dut.close()
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from sdk.firmware.boards import load_board  # noqa: E402
 from sdk.targets.emulator import Preload  # noqa: E402
-from sdk.targets.qemu import QemuTarget  # noqa: E402
+from sdk.targets.run import make_target  # noqa: E402
 
 # The FVP parameters this stand-in knows (a subset of the FVP's), with their defaults.
 PARAMETERS = {
@@ -112,7 +112,9 @@ def main(argv: list[str]) -> int:
     out_file = params["mps3_board.uart0.out_file"] or os.devnull
     command = [
         arg.replace("{fd}", str(fd)).replace("{console_log}", out_file)
-        for arg in QemuTarget(load_board("corstone300")).link_command(elf, preloads)
+        for arg in make_target("qemu", load_board("corstone300")).strategy.power.link_command(
+            elf, preloads
+        )
     ]
     cwd = params["cpu0.semihosting-cwd"] or None
     port = listener.getsockname()[1]

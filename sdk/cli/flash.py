@@ -26,11 +26,11 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sdk.firmware.boards import load_board
-    from sdk.flash import flash_firmware
+    from sdk.targets.drivers import BoardFlash
+    from sdk.targets.resources import FlashMethods
 
-    result = flash_firmware(
-        load_board(args.board), args.firmware, method=args.method, drive=args.drive,
-        probe=args.probe,
-    )  # fmt: skip
+    board = load_board(args.board)
+    flash = BoardFlash(FlashMethods(tuple(board.flash), args.drive, args.probe), board.name)
+    result = flash.flash(args.firmware, args.method)
     print(f"flashed {args.firmware} ({result.method}): {result.detail}")
     return 0

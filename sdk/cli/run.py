@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     from sdk.npz import read_arrays, write_arrays
     from sdk.program.pte import load_program
     from sdk.targets.base import RunOptions
-    from sdk.targets.run import make_target, require_available, run_on_target
+    from sdk.targets.run import make_target, run_on_target
 
-    target = make_target(args.target, load_board(args.board))  # bad names before any work
+    board = load_board(args.board)
     if args.iterations < 1:
         raise UsageError(f"--iterations {args.iterations}: at least 1")
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
@@ -96,35 +96,25 @@ def run(args: argparse.Namespace) -> int:
     if args.npu_executor is not None:
         options["npu_executor"] = args.npu_executor
     if args.npu_trace is not None:
-        if args.npu_executor != "command-stream" or args.target != "host":
-            raise UsageError("--npu-trace needs --target host --npu-executor command-stream")
         options["npu_trace"] = args.npu_trace
     if args.fvp is not None:
         options["fvp"] = args.fvp
-    caps = target.capabilities()
-    if caps.preload:
-        # An emulator this machine boots: missing is said before anything is read or built.
-        # (A board's port is opened by its run first thing; opening it twice may reset it.)
-        require_available(target, RunOptions(**options))
+    # What makes the run impossible (an emulator missing, no --port, options the target does
+    # not take) is said before anything is read or built; a board's port is opened once, by
+    # its run (opening it twice may reset it).
+    target = make_target(args.target, board, RunOptions(**options))
+    target.strategy.preflight(RunOptions(**options))
     inputs = read_arrays(args.inputs)
     expected = read_arrays(args.expect) if args.expect is not None else None
     program = load_program(args.program)
-    delegates = sorted({d.id for d in program.plan.delegates})
-    if delegates and caps.firmware and not caps.npu and not caps.link:
-        # Said before building anything: no NPU, and no host link for a virtual one.
-        raise UsageError(
-            f"{args.program} has NPU delegates ({', '.join(delegates)}) and {args.target} has "
-            f"neither an NPU nor the host link for a virtual one; run it with --target host, "
-            f"or its CPU parts on {args.target} with `sdk cut` (see README)"
-        )
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
     report = run_on_target(
         args.target, args.board, program, inputs, args.timeout, workdir, **options
     )
     write_arrays(args.output, report.outputs)
-    where = "the host reference" if not caps.firmware else f"{args.target} ({args.board})"
-    print(f"ran {args.program} on {where}: {len(report.outputs)} output(s) -> {args.output}")
-    if caps.firmware:
+    print(f"ran {args.program} on {report.where()}: {len(report.outputs)} output(s) -> "
+          f"{args.output}")  # fmt: skip
+    if report.log_path is not None:  # the firmware ran: its record decided
         print(f"  passed: the firmware's record is ok; log {report.log_path}")
         print(f"  run: {report.timing.describe()}")
         if report.memory is not None:

@@ -13,6 +13,7 @@ not fit) is refused before the long steps that do not need it.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,12 +75,14 @@ def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, st
         )
     why = "given"
     if name == "auto":
-        found = {t: make_target(t, board).availability(options) for t in AUTO_TARGETS}
+        found = {
+            t: make_target(t, board, options).strategy.availability(options) for t in AUTO_TARGETS
+        }
         name = auto_target(found)
         why = "auto: " + ", ".join(
             f"{t} {'found' if a.available else 'not found'}" for t, a in found.items()
         )
-    require_available(make_target(name, board), options)
+    require_available(make_target(name, board, options), options)
     return name, why
 
 
@@ -201,14 +204,8 @@ def deploy(
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
     options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp)
     target_name, target_why = choose_target(target, spec, options)
-    runner = make_target(target_name, spec)
-    caps = runner.capabilities()
-    if caps.npu and npu_executor is not None:
-        raise UsageError(
-            f"--npu-executor {npu_executor}: {target_name} runs delegates on its own NPU; "
-            "the executor chooses what runs them on a target without one (qemu)"
-        )
-    npu_executor = npu_executor or VIRTUAL_NPU_EXECUTOR
+    chosen = make_target(target_name, spec, options)
+    chosen.strategy.preflight(dataclasses.replace(options, npu_executor=npu_executor))
 
     with steps.step("export", "export + quantize + Vela") as step:
         parts = program_key_parts(
@@ -237,7 +234,10 @@ def deploy(
     firmware_entry = None
     elf_use = []
     with steps.step("build", "firmware build") as step:
-        if caps.preload:  # an emulator: the firmware is built here and booted with the program
+
+        def build() -> Path:
+            """The firmware for this program, from the cache or built now."""
+            nonlocal firmware_entry
             fw_parts = firmware_key_parts(spec, render_manifest(kernels), npu_config.value)
             firmware_entry = cached(
                 cache, FIRMWARE_KIND, fw_parts,
@@ -246,18 +246,22 @@ def deploy(
             )  # fmt: skip
             if firmware_entry.hit:
                 step.cached("the firmware from the cache")
-            elf_use = elf_region_use(firmware_entry.path / FIRMWARE_FILE, spec)
-            check_fits(elf_use, spec)
+            return firmware_entry.path / FIRMWARE_FILE
+
+        # An emulator boots the image (built here); a board runs what it has (the reason).
+        image = chosen.strategy.image(options, build)
+        if image is None:
+            step.skip(chosen.strategy.without_image)
         else:
-            step.skip("the board runs the firmware flashed on it (sdk build + sdk flash)")
+            elf_use = elf_region_use(image, spec)
+            check_fits(elf_use, spec)
 
     with steps.step("run", f"run on {target_name}"):
         run_options = RunOptions(
             timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
-            firmware=firmware_entry.path / FIRMWARE_FILE if firmware_entry else None,
-            npu_executor=npu_executor,
+            firmware=image, npu_executor=npu_executor,
         )  # fmt: skip
-        run = runner.run_program(program, run_inputs, run_options)
+        run = chosen.strategy.run_program(program, run_inputs, run_options)
     write_arrays(outdir / "outputs.npz", run.outputs)
 
     with steps.step("reference", "host reference") as step:
@@ -299,7 +303,9 @@ def deploy(
             else {"key": firmware_entry.key, "hit": firmware_entry.hit},
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
-        placement=_placement(program, export_report, caps.npu, target_name, npu_executor),
+        placement=_placement(
+            program, export_report, chosen.npu, npu_executor or VIRTUAL_NPU_EXECUTOR
+        ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
@@ -372,16 +378,17 @@ def _compare(
 
 
 def _placement(
-    program: LoadedProgram, export_report: dict, npu: bool, target: str, npu_executor: str
+    program: LoadedProgram, export_report: dict, npu: str | None, npu_executor: str
 ) -> dict:
-    """Where each operator ran: the NPU delegates (their graph nodes) and the CPU kernels."""
+    """Where each operator ran: the NPU delegates (their graph nodes: on the target's own NPU
+    `npu`, else the virtual U55) and the CPU kernels."""
     from collections import Counter
 
     from sdk.program.pte import operator_name
 
-    executor = "Ethos-U55" + (" (FVP)" if target == "fvp" else "") if npu else (
+    executor = npu or (
         f"Ethos-U55 driver (firmware) on a virtual U55 ({NPU_EXECUTORS[npu_executor]})"
-    )  # fmt: skip
+    )
     delegates = []
     for d in export_report.get("delegates", []):
         ops = Counter(n["target"] for n in d.get("nodes", []))

@@ -1,33 +1,26 @@
-"""What every run target shares: its declared capabilities, the options of a run, and the one
-typed run report every target returns (the host reference included).
+"""What every run target shares: a target (its resources and its strategy), the options of a
+run, and the one typed run report every target returns (the host reference included).
 
-A target's capabilities come from `board.yaml` (`targets.<name>`) where they are board facts
-(`has_npu`), and from the target's nature otherwise (QEMU propagates the exit code, a serial
-board does not). Callers ask a target what it can do, and whether it can run here at all
-(`availability()`), instead of knowing target names.
+Callers hold a Target and use its strategy (`up`, `run_program`, `preflight`, `availability`);
+none asks what kind of target it is: the strategy and its drivers behave as theirs must.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from sdk.firmware.boards import Board
 from sdk.link.record import MemoryUse
 from sdk.link.session import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram
 
 VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    preload: bool  # files can be placed in memory before boot
-    npu: bool  # a real Ethos-U55 executes the delegates
-    link: bool  # driven over the host link (docs/link.md)
-    firmware: bool  # runs our firmware (False: the host reference)
 
 
 @dataclass(frozen=True)
@@ -132,19 +125,59 @@ class RunReport:
     log_path: Path | None = None  # the console / link log
     npu_run: NpuRun | None = None  # None: the program has no NPU delegate
 
+    def where(self) -> str:
+        """Where it ran, for a summary line (the reference runs on no board)."""
+        return f"{self.target} ({self.board})" if self.board else "the host reference"
 
-class Target(Protocol):
+
+class Running(Protocol):
+    """A target brought up (firmware running, or the host reference ready)."""
+
+    def run(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """Run and check (the firmware's own record decides); any failure is an SdkError."""
+        ...
+
+
+class Strategy(Protocol):
+    """Brings a target from off to running and runs programs (sdk.targets.strategy)."""
+
     name: str
-
-    def capabilities(self) -> Capabilities: ...
+    without_image: str  # why image() gives None (a board keeps its firmware, the reference none)
 
     def availability(self, options: RunOptions | None = None) -> Availability:
         """Can it run here (binary installed, port open)? Cheap, nothing built or booted;
         `options` carry what the user gave (`fvp`, `port`)."""
         ...
 
+    def preflight(self, options: RunOptions) -> None:
+        """What makes a run with `options` impossible, said before anything is built."""
+        ...
+
+    def image(self, options: RunOptions, build: Callable[[], Path]) -> Path | None:
+        """The firmware a run boots (options.firmware, else `build()` where one is booted)."""
+        ...
+
+    def up(
+        self, options: RunOptions, program: LoadedProgram | None = None, preloads: Sequence = ()
+    ) -> contextlib.AbstractContextManager[Running]: ...
+
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
-    ) -> RunReport:
-        """Run and check (the firmware's own record decides); any failure is an SdkError."""
-        ...
+    ) -> RunReport: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target: what it is made of (sdk.targets.resources) and how it is brought up.
+    `npu`: what executes NPU delegates on it (None: the host's virtual U55, or the reference)."""
+
+    name: str
+    board: Board
+    resources: tuple[object, ...]
+    strategy: Strategy
+    npu: str | None
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.board.name})"

@@ -1,4 +1,5 @@
-"""The Arm FVP target (e.g. FVP_Corstone_SSE-300_Ethos-U55), driven by board.yaml.
+"""The Arm FVP (e.g. FVP_Corstone_SSE-300_Ethos-U55) as a board's power and console, driven by
+board.yaml (a power driver, sdk.targets.drivers).
 
 The FVP is not installable here: users install it themselves. The binary is `--fvp PATH`
 (RunOptions.fvp), else $SDK_FVP, else board.yaml's `targets.fvp.binary` on PATH; without it
@@ -7,11 +8,10 @@ MAC count the program's command streams were compiled for (a mismatch would be r
 driver's OPTIMIZER_CONFIG check at run time, so it is said before starting). Its NPU is
 simulated, so Ethos-U programs run on it.
 
-The host drives it over the link, as QEMU and a board (sdk.targets.linked): UART0 is the FVP's
-telnet terminal 0 in raw mode, a TCP port the FVP picks (the first free one at or above
-`start_port`) and announces on its output (board.yaml `uart_announce`); a large program is
-preloaded with `--data` (LOAD_SLOT). The run passes on the link's records alone, never on the
-FVP's exit status.
+UART0 is the FVP's telnet terminal 0 in raw mode, a TCP port the FVP picks (the first free one
+at or above `start_port`) and announces on its output (board.yaml `uart_announce`); a large
+program is preloaded with `--data` (LOAD_SLOT). The run passes on the link's records alone,
+never on the FVP's exit status.
 """
 
 from __future__ import annotations
@@ -23,15 +23,12 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from sdk.errors import InternalError, ProgramError, TargetError, UsageError
-from sdk.firmware.boards import Board
-from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.emulator import AnnouncedLinkProcess, Preload, explain_exit
-from sdk.targets.linked import run_on_emulator
+from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.drivers import Console
+from sdk.targets.emulator import AnnouncedLinkProcess, Preload, explain_exit, program_preloads
+from sdk.targets.resources import EmulatorBinary
 
 TIMING_SOURCE = "FVP CPU ticks (approximate: the FVP is not cycle-accurate)"
 FVP_ENV = "SDK_FVP"
@@ -39,15 +36,17 @@ FVP_ENV = "SDK_FVP"
 START_TIMEOUT_S = 60.0
 
 
-class FvpTarget:
-    name = "fvp"
+class FvpDriver:
+    """Power and console of a board simulated by an Arm FVP."""
 
-    def __init__(self, board: Board, npu_config: str | None = None) -> None:
-        self.board = board
-        self.config = board.target("fvp")
+    def __init__(self, resource: EmulatorBinary, npu_config: str | None = None) -> None:
+        self.resource = resource
+        self.board = resource.board
+        self.npu = resource.npu
+        self.config = resource.params
         # $SDK_FVP, else board.yaml's binary; `--fvp` (RunOptions.fvp) overrides: binary_for.
-        self.binary = os.environ.get(FVP_ENV) or str(self.config["binary"])
-        self.npu_config = board.npu_config(npu_config)
+        self.binary = os.environ.get(FVP_ENV) or resource.binary
+        self.npu_config = self.board.npu_config(npu_config)
 
     def binary_for(self, options: RunOptions | None) -> str:
         """The FVP binary a run with `options` uses: --fvp PATH, else $SDK_FVP / board.yaml."""
@@ -69,7 +68,7 @@ class FvpTarget:
             )
         return Availability(True, path)
 
-    def follow_program(self, program: LoadedProgram) -> None:
+    def follow(self, program: LoadedProgram) -> None:
         """Take the NPU config the program's Ethos-U command streams were compiled for."""
         from sdk.program.audit import read_delegates
 
@@ -108,14 +107,6 @@ class FvpTarget:
             command += ["--data", f"{preload.path}@0x{preload.address:08x}"]
         return command
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(
-            preload=True,
-            npu=bool(self.config.get("has_npu", False)),
-            link=True,
-            firmware=True,
-        )
-
     def _require_binary(self) -> None:
         found = self.availability()
         if not found.available:
@@ -135,40 +126,27 @@ class FvpTarget:
             npu_cycles=npu_cycles,
         )  # fmt: skip
 
-    def run_program(
-        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
-    ) -> RunReport:
-        """Boot the firmware for `program` on the FVP and run it over the link."""
+    def preflight(self, options: RunOptions) -> None:
         self.binary = self.binary_for(options)
-        self._require_binary()  # before anything is built
-        self.follow_program(program)
-        return run_on_emulator(self, program, inputs, options)
+        self._require_binary()
+
+    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
+        return program_preloads(self.resource, program, workdir)
 
     @contextlib.contextmanager
-    def session(
-        self, elf: Path, workdir: Path, preloads: Sequence[Preload] = (), run_timeout_s: float = 120
-    ) -> Iterator[LinkSession]:
-        """The FVP booted with `elf`, and a host-link session on its UART0's announced port (not
-        yet connected); the FVP is stopped when the block ends."""
-        self._require_binary()
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> Iterator[Console]:
+        """The FVP booted with `image`; its UART0's announced port is the console. The FVP is
+        stopped when the block ends."""
+        if image is None:
+            raise TargetError("the FVP boots a firmware image: none was given or built")
+        self.preflight(options)
         workdir = workdir.resolve()
         console_log = workdir / "uart0.log"
-        command = self.command(elf.resolve(), list(preloads), workdir, console_log)
+        command = self.command(Path(image).resolve(), list(preloads), workdir, console_log)
         announce = re.compile(str(self.config["uart_announce"]))
         with AnnouncedLinkProcess(
             command, workdir, self.binary, announce, START_TIMEOUT_S, console_log
         ) as fvp:
-            session = LinkSession(
-                open_port(fvp.url),
-                board=self.board.name,
-                log_path=workdir / "link.log",
-                timeouts=Timeouts(run=run_timeout_s),
-                port_name=fvp.url,
-                console_log=console_log,
-            )
-            try:
-                yield session
-            except TargetError as exc:
-                raise explain_exit(fvp, exc) from None
-            finally:
-                session.close()
+            yield Console(fvp.url, options.baud, console_log, lambda exc: explain_exit(fvp, exc))

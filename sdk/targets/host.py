@@ -9,7 +9,9 @@ reference model.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sdk.errors import BoundaryError, ProgramError
+from sdk.errors import BoundaryError, ProgramError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import find_tosa
-from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
+from sdk.targets.base import Availability, RunOptions, RunReport, Timing
+from sdk.targets.resources import HostReference
 from sdk.vnpu.executor import (
     HOST_REFERENCE_EXECUTOR,
     NpuExecutor,
@@ -194,23 +197,40 @@ def run_host(
     return host_runner(program, tosa_dir, npu_executor).run(inputs)
 
 
-class HostTarget:
-    """The host reference as a target: no firmware, no timing, the oracle the others meet."""
+@dataclass
+class HostRunning:
+    """The host reference, ready: runs each program it is given."""
 
-    name = "host"
+    strategy: HostStrategy
 
-    def __init__(self, board: Board) -> None:
+    def run(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        executor = options.npu_executor or HOST_REFERENCE_EXECUTOR
+        runner = host_runner(program, options.tosa_dir, executor)
+        outputs = runner.run(inputs)
+        if options.npu_trace is not None:
+            write_npu_trace(options.npu_trace, runner.npu_traces)
+        return RunReport(self.strategy.name, None, outputs, Timing("not timed (host reference)"))
+
+
+class HostStrategy:
+    """The host reference as a target: no firmware, no timing, the oracle the others meet.
+    Nothing to bring up: `up` only checks that the reference's modules import."""
+
+    without_image = "the host reference runs no firmware"
+
+    def __init__(self, name: str, board: Board, resource: HostReference) -> None:
+        self.name = name
         self.board = board
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(preload=False, npu=False, link=False, firmware=False)
+        self.resource = resource
 
     def availability(self, options: RunOptions | None = None) -> Availability:
         """Available when the reference's modules import (a broken wheel fails only there)."""
         from sdk.pins import pins_for_modules, pip_install
 
         failed = []
-        for module in REFERENCE_MODULES:
+        for module in self.resource.modules:
             try:
                 import_module(module)
             except Exception as exc:  # an import can fail with anything (a missing .so, ...)
@@ -220,15 +240,27 @@ class HostTarget:
         why = "; ".join(f"cannot import {module}: {exc}" for module, exc in failed)
         return Availability(False, why, pip_install(pins_for_modules([m for m, _ in failed])))
 
+    def preflight(self, options: RunOptions) -> None:
+        self.check_options(options)
+
+    def check_options(self, options: RunOptions) -> None:
+        if options.npu_trace is not None and options.npu_executor != "command-stream":
+            raise UsageError("--npu-trace needs --target host --npu-executor command-stream")
+
+    def image(self, options: RunOptions, build: Callable[[], Path]) -> Path | None:
+        return None
+
+    @contextlib.contextmanager
+    def up(self, options: RunOptions, program: LoadedProgram | None = None, preloads=()):
+        self.preflight(options)
+        yield HostRunning(self)
+
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
-        executor = options.npu_executor or HOST_REFERENCE_EXECUTOR
-        runner = host_runner(program, options.tosa_dir, executor)
-        outputs = runner.run(inputs)
-        if options.npu_trace is not None:
-            write_npu_trace(options.npu_trace, runner.npu_traces)
-        return RunReport(self.name, None, outputs, Timing("not timed (host reference)"))
+        program.check_inputs(inputs)
+        with self.up(options, program) as running:
+            return running.run(program, inputs, options)
 
 
 def write_npu_trace(path: Path, traces: list[tuple[int, list]]) -> None:

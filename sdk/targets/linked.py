@@ -1,4 +1,5 @@
-"""Running a program over the host link: what the QEMU and serial targets share.
+"""Running a program over the host link: what every firmware target shares (the strategy,
+sdk.targets.strategy, brings the target up; this runs a program on its session).
 
 One code path for an emulated and a real board: the session (sdk.link.session) over a pyserial
 URL, the typed record it fills, and the one check (sdk.link.record.check_record).
@@ -6,102 +7,18 @@ URL, the typed record it fills, and the one check (sdk.link.record.check_record)
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from sdk.errors import TargetError
-from sdk.firmware.boards import Board
-from sdk.firmware.build import build_firmware
-from sdk.firmware.image import pack_program
 from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import NpuRun, RunOptions, RunReport, Timing
-from sdk.targets.emulator import Preload
+from sdk.targets.base import NpuRun
 from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.vnpu.u55 import VirtualU55
-
-# Programs larger than this are preloaded into the emulator's program slot (LOAD_SLOT) instead
-# of being sent over its emulated UART (QEMU's takes one byte per interrupt: about 17 KiB/s, so
-# a 26 KiB program took 1.9 s of a 2.7 s deploy run); smaller ones take LOAD, as over a board's
-# port. The rest of the session (INFO, SET_INPUT, RUN, the virtual U55, GET_OUTPUT) is the same.
-PRELOAD_PROGRAM_OVER = 16 * 1024
-
-
-class LinkedEmulator(Protocol):
-    """An emulator the host drives over the link (QEMU, the FVP): booted with UART0 on a
-    socket and, optionally, files preloaded into memory."""
-
-    name: str
-    board: Board
-
-    def session(
-        self, elf: Path, workdir: Path, preloads: Sequence[Preload], run_timeout_s: float
-    ) -> contextlib.AbstractContextManager[LinkSession]: ...
-
-    def timing(
-        self,
-        init_ticks: int,
-        run_ticks: int,
-        reported_hz: int,
-        virtual_npu: bool = False,
-        npu_cycles: int | None = None,
-    ) -> Timing: ...
-
-
-def run_on_emulator(
-    emulator: LinkedEmulator,
-    program: LoadedProgram,
-    inputs: list[np.ndarray],
-    options: RunOptions,
-) -> RunReport:
-    """Build the firmware (unless given), boot it on `emulator` with UART0 on a socket (a large
-    program preloaded into its slot) and run over the link, as on a board."""
-    program.check_inputs(inputs)
-    workdir = Path(options.workdir or tempfile.mkdtemp(prefix=f"sdk-{emulator.name}-")).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    pte = program.path
-    if pte is None:
-        pte = workdir / "program.pte"
-        pte.write_bytes(program.data)
-    elf = options.firmware or build_firmware(
-        emulator.board.name, pte, workdir / "executor_runner.elf"
-    )
-    preloads = []
-    preloaded = len(program.data) > PRELOAD_PROGRAM_OVER
-    if preloaded:
-        blob = workdir / "program.sdkp"
-        blob.write_bytes(pack_program(program.data))
-        preloads.append(Preload(blob, emulator.board.slots["program"].base))
-    with emulator.session(Path(elf), workdir, preloads, options.timeout_s) as session:
-        arrays, record = run_linked(
-            session,
-            program,
-            inputs,
-            iterations=options.iterations,
-            tosa_dir=options.tosa_dir,
-            npu_executor=options.npu_executor,
-            preloaded=preloaded,
-        )
-    init_ticks, run_ticks, reported_hz = record.ticks()
-    virtual_npu = record.result is not None and record.result.virtual_npu_ticks > 0
-    return RunReport(
-        target=emulator.name,
-        board=emulator.board.name,
-        outputs=arrays,
-        timing=emulator.timing(
-            init_ticks, run_ticks, reported_hz, virtual_npu, npu_cycles=record.npu_cycles
-        ),
-        memory=record.memory,
-        npu_run=npu_run_of(session, program),
-        log_path=workdir / "link.log",
-    )
 
 
 def check_kernels(session: LinkSession, program: LoadedProgram) -> None:

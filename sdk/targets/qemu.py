@@ -1,10 +1,8 @@
-"""The QEMU target: boot the firmware on `qemu-system-arm` as the board's emulator.
+"""QEMU as a board's power and console: boot the firmware on `qemu-system-arm` with UART0 on a
+TCP socket for the host link (a power driver, sdk.targets.drivers).
 
 Everything QEMU-specific about a board is in board.yaml (`targets.qemu`: binary, machine, args,
-link_args, tick rate); this module only assembles command lines and interprets
-QEMU's own failures. `run_program` drives the firmware over the host link with UART0 on a TCP
-socket, the code path a real board takes (sdk.targets.linked); `session` boots one firmware
-for many programs (the kernel tests, the benchmarks).
+link_args, tick rate); this module only assembles command lines and words QEMU's own failures.
 """
 
 from __future__ import annotations
@@ -14,15 +12,12 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from sdk.errors import TargetError
-from sdk.firmware.boards import Board
-from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.emulator import LinkProcess, Preload, explain_exit
-from sdk.targets.linked import run_on_emulator
+from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.drivers import Console
+from sdk.targets.emulator import LinkProcess, Preload, explain_exit, program_preloads
+from sdk.targets.resources import EmulatorBinary
 from sdk.tools import version_line
 
 TIMING_SOURCE = "QEMU instruction count (-icount)"
@@ -30,28 +25,23 @@ TIMING_SOURCE = "QEMU instruction count (-icount)"
 QEMU_INSTALL = "apt-get install qemu-system-arm"
 
 
-class QemuTarget:
-    name = "qemu"
+class QemuDriver:
+    """Power and console of a board emulated by QEMU."""
 
-    def __init__(self, board: Board) -> None:
-        self.board = board
-        self.config = board.target("qemu")
-        self.binary = str(self.config.get("binary", "qemu-system-arm"))
-        self.machine = str(self.config["machine"])
-        self.args = [str(a) for a in self.config.get("args", [])]
+    def __init__(self, resource: EmulatorBinary) -> None:
+        self.resource = resource
+        self.npu = resource.npu
+        self.binary = resource.binary
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(
-            preload=True,
-            npu=bool(self.config.get("has_npu", False)),
-            link=True,
-            firmware=True,
-        )
+    @property
+    def counts_instructions(self) -> bool:
+        return "-icount" in self.resource.params.get("args", [])
 
-    def link_command(self, elf: Path, preloads: list[Preload]) -> list[str]:
+    def link_command(self, elf: Path, preloads: Sequence[Preload]) -> list[str]:
         """UART0 on the socket passed as `{fd}` (see LinkProcess)."""
-        extra = self.config.get("link_args", [])
-        command = [self.binary, "-M", self.machine, *self.args, *map(str, extra)]
+        params = self.resource.params
+        extra = [*params.get("args", []), *params.get("link_args", [])]
+        command = [self.binary, "-M", str(params["machine"]), *map(str, extra)]
         command += ["-kernel", str(elf)]
         for preload in preloads:
             command += [
@@ -60,16 +50,51 @@ class QemuTarget:
             ]
         return command
 
-    @property
-    def counts_instructions(self) -> bool:
-        return "-icount" in self.args
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """board.yaml's binary on PATH, named with its `--version` line."""
+        path = shutil.which(self.binary)
+        if path is None:
+            return self._not_found()
+        try:
+            return Availability(True, f"{path} ({version_line([path, '--version'])})")
+        except OSError as exc:
+            return Availability(False, f"{path} does not run: {exc}", QEMU_INSTALL)
+
+    def _not_found(self) -> Availability:
+        return Availability(False, f"{self.binary} not found on PATH", QEMU_INSTALL)
+
+    def preflight(self, options: RunOptions) -> None:
+        # Only the lookup: this runs before every boot, the version is for reports.
+        if shutil.which(self.binary) is None:
+            raise TargetError(self._not_found().describe())
+
+    def follow(self, program: LoadedProgram) -> None:
+        """QEMU has no NPU: the virtual U55 takes any program's MAC count."""
+
+    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
+        return program_preloads(self.resource, program, workdir)
+
+    @contextlib.contextmanager
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> Iterator[Console]:
+        """QEMU booted with `image`, UART0 on a socket; stopped when the block ends."""
+        if image is None:
+            raise TargetError("QEMU boots a firmware image: none was given or built")
+        self.preflight(options)
+        workdir.mkdir(parents=True, exist_ok=True)
+        command = self.link_command(Path(image).resolve(), preloads)
+        with LinkProcess(command, workdir, self.binary) as qemu:
+            yield Console(
+                qemu.url, options.baud, qemu.console_log, lambda exc: explain_exit(qemu, exc)
+            )
 
     def tick_hz(self, reported_hz: int) -> int:
-        return int(self.config.get("tick_hz", reported_hz))
+        return int(self.resource.params.get("tick_hz", reported_hz))
 
     def instructions(self, run_ticks: int, tick_hz: int) -> int | None:
         """With -icount, virtual time is proportional to instructions: convert the ticks."""
-        per_second = self.config.get("instructions_per_second")
+        per_second = self.resource.params.get("instructions_per_second")
         if not self.counts_instructions or not per_second:
             return None
         return round(run_ticks * int(per_second) / tick_hz)
@@ -92,54 +117,3 @@ class QemuTarget:
             instructions=self.instructions(run_ticks, tick_hz),
             virtual_npu=virtual_npu,
         )
-
-    def _not_found(self) -> Availability:
-        return Availability(False, f"{self.binary} not found on PATH", QEMU_INSTALL)
-
-    def availability(self, options: RunOptions | None = None) -> Availability:
-        """board.yaml's binary on PATH, named with its `--version` line."""
-        path = shutil.which(self.binary)
-        if path is None:
-            return self._not_found()
-        try:
-            return Availability(True, f"{path} ({version_line([path, '--version'])})")
-        except OSError as exc:
-            return Availability(False, f"{path} does not run: {exc}", QEMU_INSTALL)
-
-    def _require_binary(self) -> None:
-        # Only the lookup: this runs before every boot, the version is for reports.
-        if shutil.which(self.binary) is None:
-            raise TargetError(self._not_found().describe())
-
-    def run_program(
-        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
-    ) -> RunReport:
-        """Build the firmware (unless given), boot it with UART0 on a socket, run over the link."""
-        self._require_binary()
-        return run_on_emulator(self, program, inputs, options)
-
-    @contextlib.contextmanager
-    def session(
-        self, elf: Path, workdir: Path, preloads: Sequence[Preload] = (), run_timeout_s: float = 120
-    ) -> Iterator[LinkSession]:
-        """QEMU booted with `elf`, UART0 on a socket, and a host-link session on it (not yet
-        connected); QEMU is stopped when the block ends. A link failure because QEMU itself
-        stopped says so."""
-        self._require_binary()
-        workdir.mkdir(parents=True, exist_ok=True)
-        command = self.link_command(elf.resolve(), list(preloads))
-        with LinkProcess(command, workdir, self.binary) as qemu:
-            session = LinkSession(
-                open_port(qemu.url),
-                board=self.board.name,
-                log_path=workdir / "link.log",
-                timeouts=Timeouts(run=run_timeout_s),
-                port_name=qemu.url,
-                console_log=qemu.console_log,
-            )
-            try:
-                yield session
-            except TargetError as exc:
-                raise explain_exit(qemu, exc) from None
-            finally:
-                session.close()

@@ -1,9 +1,11 @@
-"""Where a program runs: one registry of targets (the host reference included) and one entry.
+"""Where a program runs: the one registry of targets (the host reference included), the one
+place that knows their names, and one entry.
 
     report = run_on_target("qemu", "corstone300", Path("model.pte"), [x], 60.0, Path("out/run"))
 
-Each target returns the same typed RunReport; nothing here knows a board or an emulator's
-flags. Every firmware target runs over the host link (sdk.targets.linked).
+`make_target` assembles a target from its resources (board.yaml and what the user gave), its
+drivers and its strategy (labgrid's shape: sdk.targets.resources, .drivers, .strategy). Each
+returns the same typed RunReport; every firmware target runs over the host link.
 """
 
 from __future__ import annotations
@@ -15,19 +17,55 @@ import numpy as np
 
 from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
+from sdk.link.session import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram, load_program
 from sdk.targets.base import Availability, RunOptions, RunReport, Target
-from sdk.targets.fvp import FvpTarget
-from sdk.targets.host import HostTarget
-from sdk.targets.qemu import QemuTarget
-from sdk.targets.serial import SerialTarget
+from sdk.targets.drivers import BoardFlash, BootImage, PowerDriver
+from sdk.targets.fvp import FvpDriver
+from sdk.targets.host import REFERENCE_MODULES, HostStrategy
+from sdk.targets.qemu import QemuDriver
+from sdk.targets.resources import EmulatorBinary, FlashMethods, HostReference, SerialPort
+from sdk.targets.serial import SerialDriver
+from sdk.targets.strategy import LinkStrategy
 
-TARGETS: dict[str, Callable[[Board], Target]] = {
-    "host": HostTarget,
-    "qemu": QemuTarget,
-    "fvp": FvpTarget,
-    "serial": SerialTarget,
+
+def _emulator(kind: str, power: Callable[[EmulatorBinary], PowerDriver], default_binary: str):
+    def make(name: str, board: Board, options: RunOptions | None) -> Target:
+        params = board.target(kind)
+        resource = EmulatorBinary(
+            kind, str(params.get("binary", default_binary)), board, params, params["npu"]
+        )
+        strategy = LinkStrategy(name, board, power(resource), BootImage())
+        return Target(name, board, (resource,), strategy, resource.npu)
+
+    return make
+
+
+def _serial(name: str, board: Board, options: RunOptions | None) -> Target:
+    params = board.target("serial")
+    port = SerialPort(
+        options.port if options else None,
+        options.baud if options else int(params.get("baud", DEFAULT_BAUD)),
+        params["npu"],
+    )
+    flash = FlashMethods(tuple(board.flash))
+    strategy = LinkStrategy(name, board, SerialDriver(port), BoardFlash(flash, board.name))
+    return Target(name, board, (port, flash), strategy, port.npu)
+
+
+def _host(name: str, board: Board, options: RunOptions | None) -> Target:
+    resource = HostReference(REFERENCE_MODULES)
+    return Target(name, board, (resource,), HostStrategy(name, board, resource), None)
+
+
+TARGETS: dict[str, Callable[[str, Board, RunOptions | None], Target]] = {
+    "host": _host,
+    "qemu": _emulator("qemu", QemuDriver, "qemu-system-arm"),
+    "fvp": _emulator("fvp", FvpDriver, ""),
+    "serial": _serial,
 }
+# The target every deploy checks the others against (`sdk doctor` counts it as needed).
+REFERENCE_TARGET = "host"
 
 
 # `--target auto` (sdk deploy): the first of these available here; the last is the fallback
@@ -35,10 +73,11 @@ TARGETS: dict[str, Callable[[Board], Target]] = {
 AUTO_TARGETS = ("fvp", "qemu")
 
 
-def make_target(target: str, board: Board) -> Target:
+def make_target(target: str, board: Board, options: RunOptions | None = None) -> Target:
+    """The target `target` for `board`; `options` carry what the user gave (--port, --fvp)."""
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}; targets: {', '.join(sorted(TARGETS))}")
-    return TARGETS[target](board)
+    return TARGETS[target](target, board, options)
 
 
 def available_targets(board: Board, options: RunOptions | None = None) -> dict[str, Availability]:
@@ -47,7 +86,7 @@ def available_targets(board: Board, options: RunOptions | None = None) -> dict[s
     found = {}
     for name in TARGETS:
         try:
-            found[name] = make_target(name, board).availability(options)
+            found[name] = make_target(name, board, options).strategy.availability(options)
         except UsageError as exc:
             found[name] = Availability(False, exc.message)
     return found
@@ -61,7 +100,7 @@ def auto_target(found: dict[str, Availability]) -> str:
 
 def require_available(target: Target, options: RunOptions | None = None) -> None:
     """One TargetError line when `target` cannot run here, before anything is read or built."""
-    found = target.availability(options)
+    found = target.strategy.availability(options)
     if not found.available:
         raise TargetError(f"target {target.name} is not available here: {found.describe()}")
 
@@ -80,7 +119,6 @@ def run_on_target(
     `options` are RunOptions fields (port, baud, tosa_dir, iterations, firmware)."""
     program = pte if isinstance(pte, LoadedProgram) else load_program(pte)
     program.outputs()  # a non-tensor output is a ProgramError before anything else
-    spec = load_board(board)
-    runner = make_target(target, spec)
     run_options = RunOptions(timeout_s=timeout_s, workdir=workdir, **options)
-    return runner.run_program(program, inputs, run_options)
+    chosen = make_target(target, load_board(board), run_options)
+    return chosen.strategy.run_program(program, inputs, run_options)

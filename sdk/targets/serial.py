@@ -1,25 +1,26 @@
-"""The serial target: a real board (or anything serving the host link) behind a pyserial URL.
+"""A real board (or anything serving the host link) behind a pyserial URL: its power and
+console driver (sdk.targets.drivers).
 
 `/dev/ttyACM0`, `socket://host:port`, `rfc2217://host:port` (labgrid, ser2net),
 `hwgrep://SERIAL_NUMBER` (a USB port picked by what it reports, stable across re-enumeration).
 The board runs the firmware `sdk build` made (flashed with `sdk flash`); nothing is built or
-booted here. The board's facts (has it an NPU) come from board.yaml `targets.serial`.
+booted here. The board's facts (its NPU) come from board.yaml `targets.serial`.
 """
 
 from __future__ import annotations
 
-import tempfile
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from sdk.errors import TargetError, UsageError
-from sdk.firmware.boards import Board
-from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.link.session import open_port
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Availability, Capabilities, RunOptions, RunReport, Timing
-from sdk.targets.linked import npu_run_of, run_linked
+from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.drivers import Console
+from sdk.targets.emulator import Preload
+from sdk.targets.resources import SerialPort
 
 TIMING_SOURCE = "board measured cycles (SysTick)"
 SERIAL_INSTALL = "connect the board and pass --port URL; `sdk boards` lists the serial ports seen"
@@ -42,30 +43,52 @@ def seen_ports() -> list[SeenPort]:
     return sorted(ports, key=lambda p: p.device)
 
 
-class SerialTarget:
-    name = "serial"
+class SerialDriver:
+    """Power and console of a real board: it is on (its USB powers it) and runs what was
+    flashed on it; its console is the port the user named (--port, else the resource's)."""
 
-    def __init__(self, board: Board) -> None:
-        self.board = board
-        self.config = board.target("serial")
+    def __init__(self, resource: SerialPort) -> None:
+        self.resource = resource
+        self.npu = resource.npu
 
-    def capabilities(self) -> Capabilities:
-        return Capabilities(
-            preload=False,
-            npu=bool(self.config.get("has_npu", False)),
-            link=True,
-            firmware=True,
-        )
+    def _url(self, options: RunOptions | None) -> str | None:
+        return (options.port if options is not None else None) or self.resource.url
 
     def availability(self, options: RunOptions | None = None) -> Availability:
         """Available when --port names a port that opens (opened and closed again here)."""
-        if options is None or not options.port:
+        url = self._url(options)
+        if not url:
             return Availability(False, "no --port given", SERIAL_INSTALL)
+        baud = options.baud if options is not None else self.resource.baud
         try:
-            open_port(options.port, options.baud).close()
+            open_port(url, baud).close()
         except TargetError as exc:
             return Availability(False, exc.message, SERIAL_INSTALL)
-        return Availability(True, f"{options.port} opens")
+        return Availability(True, f"{url} opens")
+
+    def preflight(self, options: RunOptions) -> None:
+        """Only that a port was named: opening a board's port twice may reset it."""
+        if not self._url(options):
+            raise UsageError(
+                "--target serial needs --port URL (e.g. /dev/ttyACM0, socket://HOST:PORT, "
+                "rfc2217://HOST:PORT, hwgrep://SERIAL)"
+            )
+
+    def follow(self, program: LoadedProgram) -> None:
+        """The board's NPU is what it is: a program for another MAC count fails at its load."""
+
+    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
+        return []  # nothing is booted: the program goes over the link
+
+    @contextlib.contextmanager
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> Iterator[Console]:
+        """The board as it is (`image` None: it runs what was flashed on it)."""
+        self.preflight(options)
+        url = self._url(options)
+        assert url is not None  # preflight
+        yield Console(url, options.baud)
 
     def timing(
         self,
@@ -79,50 +102,3 @@ class SerialTarget:
             TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu,
             npu_cycles=npu_cycles,
         )  # fmt: skip
-
-    def open(self, options: RunOptions, log_path: Path | None) -> LinkSession:
-        """A session on the board at `options.port` (not yet connected)."""
-        if not options.port:
-            raise UsageError(
-                "--target serial needs --port URL (e.g. /dev/ttyACM0, socket://HOST:PORT, "
-                "rfc2217://HOST:PORT, hwgrep://SERIAL)"
-            )
-        return LinkSession(
-            open_port(options.port, options.baud),
-            board=self.board.name,
-            log_path=log_path,
-            timeouts=Timeouts(run=options.timeout_s),
-            port_name=options.port,
-        )
-
-    def run_program(
-        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
-    ) -> RunReport:
-        program.check_inputs(inputs)
-        workdir = Path(options.workdir or tempfile.mkdtemp(prefix="sdk-serial-")).resolve()
-        log_path = workdir / "link.log"
-        with self.open(options, log_path) as session:
-            arrays, record = run_linked(
-                session,
-                program,
-                inputs,
-                iterations=options.iterations,
-                tosa_dir=options.tosa_dir,
-                npu_executor=options.npu_executor,
-            )
-        init_ticks, run_ticks, tick_hz = record.ticks()
-        return RunReport(
-            target=self.name,
-            board=self.board.name,
-            outputs=arrays,
-            timing=self.timing(
-                init_ticks,
-                run_ticks,
-                tick_hz,
-                virtual_npu=record.result.virtual_npu_ticks > 0,
-                npu_cycles=record.npu_cycles,
-            ),
-            memory=record.memory,
-            npu_run=npu_run_of(session, program),
-            log_path=log_path,
-        )

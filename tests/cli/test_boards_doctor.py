@@ -25,9 +25,7 @@ from sdk.firmware.boards import BOARDS_DIR, DEFAULT_BOARD, SCHEMA_FILE, load_boa
 from sdk.pins import pins_for_modules
 from sdk.targets.base import RunOptions
 from sdk.targets.fvp import FVP_ENV
-from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import available_targets
-from sdk.targets.serial import SerialTarget
+from sdk.targets.run import available_targets, make_target
 
 BOARD = load_board(DEFAULT_BOARD)
 QEMU = BOARD.target("qemu")["binary"]
@@ -152,7 +150,7 @@ def test_a_board_whose_qemu_does_not_exist_has_no_qemu(tmp_path):
     data["targets"]["qemu"]["binary"] = "qemu-system-arm-not-installed"
     path.write_text(yaml.safe_dump(data))
     board = load_board(DEFAULT_BOARD, boards)
-    found = QemuTarget(board).availability()
+    found = make_target("qemu", board).strategy.availability()
     assert not found.available
     assert found.detail == "qemu-system-arm-not-installed not found on PATH"
     assert found.install == "apt-get install qemu-system-arm"
@@ -162,18 +160,20 @@ def test_a_board_whose_qemu_does_not_exist_has_no_qemu(tmp_path):
 
 def test_the_fvp_is_found_where_a_run_would_find_it(tmp_path, monkeypatch):
     script = fake_fvp(tmp_path)
-    from sdk.targets.fvp import FvpTarget
 
-    assert FvpTarget(BOARD).availability(RunOptions(fvp=script)).detail == str(script)
+    def fvp():
+        return make_target("fvp", BOARD).strategy
+
+    assert fvp().availability(RunOptions(fvp=script)).detail == str(script)
     monkeypatch.setenv(FVP_ENV, str(script))
-    assert FvpTarget(BOARD).availability().available
+    assert fvp().availability().available
     monkeypatch.setenv(FVP_ENV, str(tmp_path / "no_fvp"))
-    missing = FvpTarget(BOARD).availability()
+    missing = fvp().availability()
     assert not missing.available and "no_fvp not found" in missing.detail
 
 
 def test_serial_is_available_only_where_the_port_opens():
-    target = SerialTarget(BOARD)
+    target = make_target("serial", BOARD).strategy
     assert not target.availability().available
     assert "no --port" in target.availability(RunOptions()).detail
     port = free_port()

@@ -58,7 +58,7 @@ def test_a_missing_drive_is_a_clear_error(tmp_path, capsys):
     if (Path("/media") / "V2M-MPS3").exists():
         pytest.skip("an MPS3 drive is mounted here")
     with pytest.raises(FlashError, match="no V2M-MPS3 drive is mounted"):
-        flash_firmware(board, elf)
+        flash_firmware(board.flash, board.name, elf)
 
 
 def test_a_drive_without_the_board_s_image_folder_is_refused(tmp_path):
@@ -67,22 +67,22 @@ def test_a_drive_without_the_board_s_image_folder_is_refused(tmp_path):
     elf = tmp_path / "fw.elf"
     elf.write_bytes(ELF)
     with pytest.raises(FlashError, match="has no MB/HBI0309C/AN547/"):
-        flash_firmware(load_board("corstone300"), elf, drive=root)
+        flash_firmware(load_board("corstone300").flash, "corstone300", elf, drive=root)
     assert not (root / "SOFTWARE").exists()
 
 
 def test_not_an_elf_and_missing_files_are_usage_errors(tmp_path):
     board = load_board("corstone300")
     with pytest.raises(UsageError, match="no such firmware file"):
-        flash_firmware(board, tmp_path / "none.elf")
+        flash_firmware(board.flash, board.name, tmp_path / "none.elf")
     bad = tmp_path / "fw.bin"
     bad.write_bytes(b"\x00" * 64)
     with pytest.raises(UsageError, match="not an ELF"):
-        flash_firmware(board, bad)
+        flash_firmware(board.flash, board.name, bad)
     good = tmp_path / "fw.elf"
     good.write_bytes(ELF)
     with pytest.raises(UsageError, match="no flash method 'jtag'; it has mps3-usb"):
-        flash_firmware(board, good, method="jtag")
+        flash_firmware(board.flash, board.name, good, method="jtag")
 
 
 def probe_board(tmp_path: Path):
@@ -112,7 +112,7 @@ def test_pyocd_missing_or_no_probe_is_a_clear_error(tmp_path):
     elf.write_bytes(ELF)
     if find_spec("pyocd") is None:
         with pytest.raises(FlashError, match=r"pyOCD is not installed: pip install 'sdk\[flash\]'"):
-            flash_firmware(board, elf)
+            flash_firmware(board.flash, board.name, elf)
     else:
         with pytest.raises(FlashError, match="pyocd flash failed"):
-            flash_firmware(board, elf, probe="no-such-probe")
+            flash_firmware(board.flash, board.name, elf, probe="no-such-probe")

@@ -261,7 +261,7 @@ def activations(tmp_path_factory) -> ForcedRun:
     from sdk.firmware.boards import load_board
     from sdk.firmware.build import build_firmware
     from sdk.targets.base import RunOptions
-    from sdk.targets.qemu import QemuTarget
+    from sdk.targets.run import make_target
 
     model = "Activations"
     work = tmp_path_factory.mktemp("activations")
@@ -273,7 +273,9 @@ def activations(tmp_path_factory) -> ForcedRun:
     elf = build_firmware(BOARD, result.program_path, work / "executor_runner.elf")
     inputs = [t.numpy() for t in loaded.example_inputs]
     options = RunOptions(timeout_s=120.0, workdir=work / "run", firmware=elf)
-    run = QemuTarget(board).run_program(program, inputs, options)  # the virtual NPU: the link
+    run = make_target("qemu", board).strategy.run_program(
+        program, inputs, options
+    )  # the virtual NPU: the link
     reference = decomposing_host_run(result.program_path, inputs)
     calls = Counter(
         operator_name(program.plan.operators[call.op_index]) for _, call in program.kernel_calls()

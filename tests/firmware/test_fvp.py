@@ -14,13 +14,27 @@ import pytest
 
 from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import load_board
+from sdk.targets.base import RunOptions
 from sdk.targets.emulator import Preload
-from sdk.targets.fvp import FvpTarget
+from sdk.targets.fvp import FvpDriver
+from sdk.targets.run import make_target
+
+
+def fvp_driver(board, npu_config: str | None = None) -> FvpDriver:
+    """The FVP power driver on the board's FVP resource (board.yaml), for an NPU config."""
+    return FvpDriver(make_target("fvp", board).resources[0], npu_config)
+
+
+def fvp_up(driver: FvpDriver, elf: Path, workdir: Path):
+    """The strategy bringing `driver`'s FVP up with `elf` (a link session on its UART0)."""
+    strategy = make_target("fvp", driver.board).strategy
+    strategy.power = driver
+    return strategy.up(RunOptions(firmware=elf, workdir=workdir))
 
 
 def test_command_line_from_board_yaml(tmp_path: Path):
     board = load_board("corstone300")
-    target = FvpTarget(board)
+    target = fvp_driver(board)
     preloads = [Preload(tmp_path / "program.sdkp", board.slots["program"].base)]
     uart = tmp_path / "uart0.log"
     command = target.command(tmp_path / "fw.elf", preloads, tmp_path, uart)
@@ -42,27 +56,27 @@ def test_command_line_from_board_yaml(tmp_path: Path):
 
 def test_mac_count_follows_the_npu_config():
     board = load_board("corstone300")
-    assert FvpTarget(board, "ethos-u55-256").num_macs == 256
-    assert FvpTarget(board, "ethos-u55-32").num_macs == 32
+    assert fvp_driver(board, "ethos-u55-256").num_macs == 256
+    assert fvp_driver(board, "ethos-u55-32").num_macs == 32
     with pytest.raises(UsageError, match="unknown NPU config"):
-        FvpTarget(board, "ethos-u85-2048")
+        fvp_driver(board, "ethos-u85-2048")
 
 
 def test_missing_fvp_is_a_clear_error(tmp_path: Path):
     board = load_board("corstone300")
-    target = FvpTarget(board)
+    target = fvp_driver(board)
     if shutil.which(target.binary):
         pytest.skip(f"{target.binary} is installed on this machine")
-    with pytest.raises(TargetError, match="FVP not installed"), target.session(tmp_path, tmp_path):
+    with pytest.raises(TargetError, match="FVP not installed"), fvp_up(target, tmp_path, tmp_path):
         pass
 
 
 def test_the_fvp_binary_comes_from_the_environment(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("SDK_FVP", str(tmp_path / "my_fvp"))
-    target = FvpTarget(load_board("corstone300"))
+    target = fvp_driver(load_board("corstone300"))
     assert target.binary == str(tmp_path / "my_fvp")
     missing = r"FVP not installed: .*my_fvp not found.*--fvp PATH"
-    with pytest.raises(TargetError, match=missing), target.session(tmp_path, tmp_path):
+    with pytest.raises(TargetError, match=missing), fvp_up(target, tmp_path, tmp_path):
         pass
 
 
@@ -70,11 +84,11 @@ def test_num_macs_follow_the_program_s_compiled_npu(programs):
     from sdk.program.pte import load_program
 
     board = load_board("corstone300")
-    target = FvpTarget(board, "ethos-u55-256")
-    target.follow_program(load_program(programs["delegate"]))  # compiled for ethos-u55-128
+    target = fvp_driver(board, "ethos-u55-256")
+    target.follow(load_program(programs["delegate"]))  # compiled for ethos-u55-128
     assert target.num_macs == 128
-    cpu_only = FvpTarget(board, "ethos-u55-64")
-    cpu_only.follow_program(load_program(programs["add"]))
+    cpu_only = fvp_driver(board, "ethos-u55-64")
+    cpu_only.follow(load_program(programs["add"]))
     assert cpu_only.num_macs == 64
 
 
@@ -109,9 +123,9 @@ def test_the_fvp_target_runs_over_the_link_behind_the_stand_in(fvp_standin, prog
 
 def test_an_fvp_that_refuses_its_command_line_is_a_clear_error(fvp_standin, monkeypatch, tmp_path):
     board = load_board("corstone300")
-    target = FvpTarget(board)
+    target = fvp_driver(board)
     target.config = {**target.config, "params": {**target.config["params"], "bogus.param": 1}}
-    with pytest.raises(TargetError) as caught, target.session(tmp_path / "fw.elf", tmp_path):
+    with pytest.raises(TargetError) as caught, fvp_up(target, tmp_path / "fw.elf", tmp_path):
         pass
     message = caught.value.message
     assert "exited with 1 before its UART listened" in message
@@ -126,12 +140,12 @@ def test_the_stand_in_takes_the_first_free_port_and_announces_it(fvp_standin, pr
 
     from sdk.firmware.build import build_firmware
 
-    target = FvpTarget(load_board("corstone300"))
+    target = fvp_driver(load_board("corstone300"))
     elf = build_firmware("corstone300", programs["add"], tmp_path / "fw.elf")
     with socket.socket() as busy:
         with contextlib.suppress(OSError):  # already taken by someone: the point stands
             busy.bind(("127.0.0.1", 5000))
             busy.listen(1)
-        with target.session(elf, tmp_path) as session:
-            assert not session.port_name.endswith(":5000")
-            assert session.connect().board == "corstone300"
+        with fvp_up(target, elf, tmp_path) as up:
+            assert not up.session.port_name.endswith(":5000")
+            assert up.session.connect().board == "corstone300"

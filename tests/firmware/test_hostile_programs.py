@@ -17,7 +17,8 @@ from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
 from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord, check_record
 from sdk.program.pte import TensorInfo
-from sdk.targets.qemu import QemuTarget
+from sdk.targets.base import RunOptions
+from sdk.targets.run import make_target
 
 BOARD = "corstone300"
 FAKE_RESULT = "@sdk result status=ok outputs=0 init_ticks=1 run_ticks=1 tick_hz=1 "
@@ -132,7 +133,9 @@ def test_the_host_build_refuses(host_run, hostile, name: str):
 @pytest.mark.slow
 def test_the_firmware_refuses_on_qemu(every_kernel_elf: Path, hostile, tmp_path):
     """Every case on one boot: a refusal leaves the firmware serving the next program."""
-    with QemuTarget(load_board(BOARD)).session(every_kernel_elf, tmp_path) as session:
+    target = make_target("qemu", load_board(BOARD))
+    with target.strategy.up(RunOptions(firmware=every_kernel_elf, workdir=tmp_path)) as up:
+        session = up.session
         for name, (_, error, reason) in CASES.items():
             record = session.run_program(hostile[name], [], [])
             result = record.result

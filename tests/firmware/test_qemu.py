@@ -13,10 +13,10 @@ from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.firmware.boards import load_board
 from sdk.firmware.build import build_firmware
 from sdk.firmware.image import pack_program
+from sdk.targets.base import RunOptions
 from sdk.targets.emulator import Preload
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
-from sdk.targets.qemu import QemuTarget
-from sdk.targets.run import run_on_target
+from sdk.targets.run import make_target, run_on_target
 
 pytestmark = pytest.mark.slow
 BOARD = "corstone300"
@@ -71,8 +71,9 @@ def test_bmm_program_agrees_with_executorch(programs, tmp_path: Path):
 def test_an_embedded_program_is_loaded_at_boot(programs, tmp_path: Path):
     pte = programs["add"]
     elf = build_firmware(BOARD, pte, tmp_path / "embedded.elf", embed=True)
-    with QemuTarget(load_board(BOARD)).session(elf, tmp_path / "boot") as session:
-        info = session.connect()
+    options = RunOptions(firmware=elf, workdir=tmp_path / "boot")
+    with make_target("qemu", load_board(BOARD)).strategy.up(options) as up:
+        info = up.session.connect()
         assert info.program_loaded
         assert info.program_sha256 == hashlib.sha256(pte.read_bytes()).digest()
     result, inputs = run_with(elf, pte, tmp_path / "run", seed=2)
@@ -113,10 +114,11 @@ def test_a_corrupt_preloaded_program_is_refused_by_the_firmware(programs, tmp_pa
     board = load_board(BOARD)
     elf = build_firmware(BOARD, pte, tmp_path / "fw.elf")
     preload = Preload(blob, board.slots["program"].base)
-    with QemuTarget(board).session(elf, tmp_path / "boot", [preload]) as session:
-        session.connect()
+    options = RunOptions(firmware=elf, workdir=tmp_path / "boot")
+    with make_target("qemu", board).strategy.up(options, preloads=[preload]) as up:
+        up.session.connect()
         with pytest.raises(FirmwareRefused, match=r"InvalidProgram.*program blob CRC"):
-            session.load_slot(len(data), hashlib.sha256(data).digest())
+            up.session.load_slot(len(data), hashlib.sha256(data).digest())
 
 
 def test_inputs_are_checked_on_the_host_before_anything_runs(programs, tmp_path: Path):

@@ -28,13 +28,14 @@ def test_serial_without_a_port_skips_with_the_reason(tmp_path):
     result, _ = run_pytest(tmp_path, "--target", "serial")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 skipped" in result.stdout and "passed" not in result.stdout
-    assert "no --port given" in result.stdout
+    assert "cannot be brought up here" in result.stdout and "needs --port URL" in result.stdout
 
 
 def test_serial_with_no_board_at_the_port_skips_with_the_reason(tmp_path):
     result, _ = run_pytest(tmp_path, "--target", "serial", "--port", "socket://127.0.0.1:9")
     assert "2 skipped" in result.stdout and "passed" not in result.stdout, result.stdout
-    assert "no board reachable at socket://127.0.0.1:9" in result.stdout
+    assert "cannot be brought up here" in result.stdout
+    assert "open port socket://127.0.0.1:9" in result.stdout
 
 
 def test_an_unknown_board_is_a_usage_error_not_a_pass(tmp_path):

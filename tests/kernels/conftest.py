@@ -22,7 +22,8 @@ from sdk.firmware.boards import load_board
 from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import load_program, operator_name
-from sdk.targets.qemu import QemuTarget
+from sdk.targets.base import RunOptions
+from sdk.targets.run import make_target
 
 BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0
@@ -124,7 +125,7 @@ def qemu_run(tmp_path_factory) -> Iterator[Callable[..., QemuRun]]:
     (mps3-an547, -icount) booted once per firmware and kept for every program after it (a link
     failure reboots it next time); a refusal or a wrong record is a TargetError. The program is
     sent as it is: the firmware alone judges its operators and dtypes."""
-    target = QemuTarget(load_board(BOARD))
+    strategy = make_target("qemu", load_board(BOARD)).strategy
     workdir = tmp_path_factory.mktemp("qemu")
     booted: dict[Path, tuple[LinkSession, contextlib.ExitStack]] = {}
     lock = threading.Lock()
@@ -136,9 +137,8 @@ def qemu_run(tmp_path_factory) -> Iterator[Callable[..., QemuRun]]:
             if elf not in booted:
                 folder = workdir / f"boot{next(boots)}-{elf.stem}"
                 boot = stack.enter_context(contextlib.ExitStack())
-                session = boot.enter_context(
-                    target.session(elf, folder, run_timeout_s=QEMU_TIMEOUT_S)
-                )
+                options = RunOptions(firmware=elf, workdir=folder, timeout_s=QEMU_TIMEOUT_S)
+                session = boot.enter_context(strategy.up(options)).session
                 booted[elf] = (session, boot)
             return booted[elf][0]
 

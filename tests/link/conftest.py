@@ -13,7 +13,8 @@ from linkprograms import BOARD, export_cpu, link_modules
 from sdk.firmware.boards import load_board
 from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.targets.emulator import LinkProcess
-from sdk.targets.qemu import QemuTarget
+from sdk.targets.qemu import QemuDriver
+from sdk.targets.run import make_target
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +27,9 @@ def link_programs(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def qemu_target() -> QemuTarget:
-    return QemuTarget(load_board(BOARD))
+def qemu_target() -> QemuDriver:
+    """QEMU as the board's power driver: its command lines."""
+    return make_target("qemu", load_board(BOARD)).strategy.power
 
 
 @pytest.fixture

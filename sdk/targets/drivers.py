@@ -1,0 +1,116 @@
+"""Drivers: the I/O of a target, each bound to its resources (sdk.targets.resources).
+
+- A power driver brings the board's CPU up running a firmware image and down again, and gives
+  the console UART the link runs on (`Console`): an emulator's process (sdk.targets.qemu,
+  sdk.targets.fvp) or a board that is simply on (sdk.targets.serial).
+- A flash driver puts a firmware image where the board runs it from: an emulator boots the
+  image it is handed at power-on (`BootImage`); a board keeps what was flashed on it until
+  `sdk flash` replaces it (`BoardFlash`, board.yaml `flash:`).
+
+The strategy (sdk.targets.strategy) is the one user of both; no caller asks what kind of driver
+it has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sdk.errors import TargetError
+from sdk.flash import FlashResult, flash_firmware
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.emulator import Preload
+from sdk.targets.resources import FlashMethods
+
+
+@dataclass
+class Console:
+    """The console UART of a running board, for the link: a pyserial URL, and where the
+    emulator copies the UART's output (None for a board). `explain` words a link failure
+    (an emulator that exited says so)."""
+
+    url: str
+    baud: int
+    console_log: Path | None = None
+    explain: Callable[[TargetError], TargetError] = lambda exc: exc
+
+
+class PowerDriver(Protocol):
+    """Brings the board up running an image, and down again, around a `with` block."""
+
+    npu: str | None  # what runs NPU delegates itself (None: the host's virtual U55)
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """Can it run here (binary installed, port open)? Cheap, nothing started."""
+        ...
+
+    def preflight(self, options: RunOptions) -> None:
+        """A TargetError/UsageError, before anything is built, when a run cannot start."""
+        ...
+
+    def follow(self, program: LoadedProgram) -> None:
+        """Take what the program asks of the board (the FVP: its NPU's MAC count)."""
+        ...
+
+    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
+        """Files to place in memory before boot for `program` (none where nothing is booted)."""
+        ...
+
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> contextlib.AbstractContextManager[Console]:
+        """The board running `image` (None: what it runs already) until the block ends."""
+        ...
+
+    def timing(
+        self,
+        init_ticks: int,
+        run_ticks: int,
+        reported_hz: int,
+        virtual_npu: bool = False,
+        npu_cycles: int | None = None,
+    ) -> Timing:
+        """The firmware's ticks as this board clocks them, labelled by their source."""
+        ...
+
+
+class FlashDriver(Protocol):
+    def image_for_run(self, build: Callable[[], Path]) -> Path | None:
+        """The image the power driver boots for a run (calling `build` when it needs one), or
+        None when the board runs what was flashed on it (`without_image` says so)."""
+        ...
+
+    without_image: str
+
+
+class BootImage:
+    """An emulator's flash: the image is handed to the emulator at every power-on."""
+
+    without_image = ""
+
+    def image_for_run(self, build: Callable[[], Path]) -> Path | None:
+        return build()
+
+
+class BoardFlash:
+    """A board's flash (board.yaml `flash:`): the firmware stays on the board between runs;
+    `flash(elf)` replaces it (`sdk flash`)."""
+
+    without_image = "the board runs the firmware flashed on it (sdk build + sdk flash)"
+
+    def __init__(self, resource: FlashMethods, board_name: str) -> None:
+        self.resource = resource
+        self.board_name = board_name
+
+    def image_for_run(self, build: Callable[[], Path]) -> Path | None:
+        return None
+
+    def flash(self, elf: Path, method: str | None = None) -> FlashResult:
+        return flash_firmware(
+            self.resource.methods, self.board_name, elf, method=method,
+            drive=self.resource.drive, probe=self.resource.probe,
+        )  # fmt: skip

@@ -1,0 +1,171 @@
+"""The strategy: how every firmware target gets from off to "firmware running, program loaded"
+and runs it over the host link (labgrid's shape: sdk.targets.resources are data,
+sdk.targets.drivers do the I/O, this module decides the order).
+
+    off --power.on(image)--> firmware running (a link session, connected)
+        --LOAD / LOAD_SLOT--> program loaded --SET_INPUT, RUN, GET_OUTPUT--> outputs
+
+`sdk run`, `sdk deploy`, the pytest plugin's `dut` and the tests all go through `up()` (a
+target kept running for many programs) or `run_program()` (one program, one bring-up). The
+firmware image comes from the run's options (a built ELF), else the flash driver asks for one:
+an emulator boots a firmware built here for the program's operators (or with every kernel when
+no program is known yet); a board runs what was flashed on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sdk.errors import TargetError, UsageError
+from sdk.firmware.boards import Board
+from sdk.firmware.build import build_firmware
+from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Availability, RunOptions, RunReport
+from sdk.targets.drivers import FlashDriver, PowerDriver
+from sdk.targets.emulator import Preload
+from sdk.targets.linked import npu_run_of, run_linked
+
+FIRMWARE_FILE = "executor_runner.elf"
+
+
+@dataclass
+class Running:
+    """A firmware target brought up: its link session (connected on first use), the folder of
+    its logs, and the program preloaded at power-on, if any."""
+
+    strategy: LinkStrategy
+    session: LinkSession
+    workdir: Path
+    preloaded: LoadedProgram | None = None
+
+    def run(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """Load `program` (unless it is loaded), run it on `inputs` and check the outputs."""
+        arrays, record = run_linked(
+            self.session,
+            program,
+            inputs,
+            iterations=options.iterations,
+            preloaded=program is self.preloaded,
+            tosa_dir=options.tosa_dir,
+            npu_executor=options.npu_executor,
+        )
+        init_ticks, run_ticks, reported_hz = record.ticks()
+        virtual_npu = record.result is not None and record.result.virtual_npu_ticks > 0
+        return RunReport(
+            target=self.strategy.name,
+            board=self.strategy.board.name,
+            outputs=arrays,
+            timing=self.strategy.power.timing(
+                init_ticks, run_ticks, reported_hz, virtual_npu, npu_cycles=record.npu_cycles
+            ),
+            memory=record.memory,
+            npu_run=npu_run_of(self.session, program),
+            log_path=self.session.log.path,
+        )
+
+
+class LinkStrategy:
+    """Brings a firmware target up and runs programs on it over the link."""
+
+    def __init__(self, name: str, board: Board, power: PowerDriver, flash: FlashDriver) -> None:
+        self.name = name
+        self.board = board
+        self.power = power
+        self.flash = flash
+
+    @property
+    def without_image(self) -> str:
+        return self.flash.without_image
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        return self.power.availability(options)
+
+    def preflight(self, options: RunOptions) -> None:
+        """What makes a run impossible, said before anything is read or built."""
+        self.check_options(options)
+        try:
+            self.power.preflight(options)
+        except TargetError as exc:
+            raise TargetError(f"target {self.name} is not available here: {exc.message}") from None
+
+    def check_options(self, options: RunOptions) -> None:
+        if options.npu_executor is not None and self.power.npu is not None:
+            raise UsageError(
+                f"--npu-executor {options.npu_executor}: {self.name} runs delegates on its own "
+                f"NPU ({self.power.npu}); the executor chooses what runs them on a target without "
+                "one (qemu)"
+            )
+        if options.npu_trace is not None:
+            raise UsageError("--npu-trace needs --target host --npu-executor command-stream")
+
+    def image(self, options: RunOptions, build: Callable[[], Path]) -> Path | None:
+        """The firmware to power on with: the run's own (options.firmware), else what the
+        flash driver asks for (`build` makes it), else None (a board runs what it has)."""
+        if options.firmware is not None:
+            return Path(options.firmware)
+        return self.flash.image_for_run(build)
+
+    @contextlib.contextmanager
+    def up(
+        self,
+        options: RunOptions,
+        program: LoadedProgram | None = None,
+        preloads: Sequence[Preload] = (),
+    ) -> Iterator[Running]:
+        """The target running its firmware (built for `program`'s operators when one is needed
+        and none was given; every kernel without a program), with a link session on its
+        console, until the block ends. `program` large enough is preloaded where the target
+        boots (LOAD_SLOT); `preloads` are further files for its memory (tests)."""
+        self.preflight(options)
+        workdir = Path(options.workdir or tempfile.mkdtemp(prefix=f"sdk-{self.name}-")).resolve()
+        workdir.mkdir(parents=True, exist_ok=True)
+        if program is not None:
+            self.power.follow(program)
+        image = self.image(options, lambda: self._build(program, workdir))
+        placed = list(preloads)
+        preloaded = None
+        if program is not None and image is not None:
+            extra = self.power.preloads(program, workdir)
+            preloaded = program if extra else None
+            placed += extra
+        with self.power.on(image, workdir, placed, options) as console:
+            session = LinkSession(
+                open_port(console.url, console.baud),
+                board=self.board.name,
+                log_path=workdir / "link.log",
+                timeouts=Timeouts(run=options.timeout_s),
+                port_name=console.url,
+                console_log=console.console_log,
+            )
+            try:
+                yield Running(self, session, workdir, preloaded)
+            except TargetError as exc:
+                raise console.explain(exc) from None
+            finally:
+                session.close()
+
+    def run_program(
+        self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
+    ) -> RunReport:
+        """One program, one bring-up: inputs checked first, then up, run, check, down."""
+        program.check_inputs(inputs)
+        with self.up(options, program) as running:
+            return running.run(program, inputs, options)
+
+    def _build(self, program: LoadedProgram | None, workdir: Path) -> Path:
+        pte = None
+        if program is not None:
+            pte = program.path
+            if pte is None:
+                pte = workdir / "program.pte"
+                pte.write_bytes(program.data)
+        return build_firmware(self.board.name, pte, workdir / FIRMWARE_FILE)
