@@ -16,7 +16,7 @@ import yaml
 from sdk.paths import FIRMWARE_DIR
 
 CONTRACT_FILE = FIRMWARE_DIR / "contract.yaml"
-FORMATS = {"u8": "B", "u16": "H", "u32": "I", "i32": "i", "u64": "Q"}
+FORMATS = {"u8": "B", "u16": "H", "u32": "I", "i32": "i", "u64": "Q", "bytes": "s"}
 C_TYPES = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "i32": "int32_t"}
 
 
@@ -33,22 +33,53 @@ class Field:
     offset: int
 
 
+def _entries(name: str) -> list:
+    link = data()["link"]
+    return link[name] if name in link else link["payloads"][name]
+
+
 def layout(name: str) -> list[Field]:
-    """The fields of a link layout (`frame_header`, `tensor_header`, `program_blob_header`)
-    with their offsets."""
+    """The fields of a link layout (`frame_header`, `tensor_header`, `program_blob_header`, a
+    payload's fixed part) with their offsets."""
     fields, offset = [], 0
-    for entry in data()["link"][name]:
+    for entry in _entries(name):
         field_name, kind, *repeat = entry  # [name, type] or [name, type, count]
         count = data()[repeat[0]] if repeat and isinstance(repeat[0], str) else (repeat or [1])[0]
         fields.append(Field(field_name, kind, count, offset))
-        offset += struct.calcsize("<" + FORMATS[kind]) * count
+        offset += struct.calcsize(f"<{count}{FORMATS[kind]}")
     return fields
 
 
+def _format(f: Field) -> str:
+    return f"{f.count if f.count > 1 or f.type == 'bytes' else ''}{FORMATS[f.type]}"
+
+
 def struct_of(name: str) -> struct.Struct:
-    """A layout as a struct (little-endian; a counted field is that many values)."""
-    return struct.Struct("<" + "".join(f"{f.count if f.count > 1 else ''}{FORMATS[f.type]}"
-                                       for f in layout(name)))  # fmt: skip
+    """A layout as a struct (little-endian; a counted field is that many values, a `bytes`
+    field one byte string)."""
+    return struct.Struct("<" + "".join(_format(f) for f in layout(name)))
+
+
+def pack(name: str, **values: object) -> bytes:
+    """A payload's fixed part from its fields by name; fields not given (reserved) are 0."""
+    out = []
+    for f in layout(name):
+        default: object = bytes(f.count) if f.type == "bytes" else 0
+        value = values.pop(f.name, default)
+        out += list(value) if f.count > 1 and f.type != "bytes" else [value]  # type: ignore[call-overload]
+    if values:
+        raise ValueError(f"{name}: no fields {sorted(values)}")
+    return struct_of(name).pack(*out)
+
+
+def unpack(name: str, payload: bytes, offset: int = 0) -> dict[str, object]:
+    """A payload's fixed part at `offset` as {field: value} (the caller checked the length)."""
+    values = iter(struct_of(name).unpack_from(payload, offset))
+    out: dict[str, object] = {}
+    for f in layout(name):
+        many = f.count > 1 and f.type != "bytes"
+        out[f.name] = tuple(next(values) for _ in range(f.count)) if many else next(values)
+    return out
 
 
 def kinds() -> type[enum.IntEnum]:
@@ -86,7 +117,12 @@ def render_header() -> str:
     lines += ["};", "", "enum class NakReason : uint8_t {"]
     lines += [f"  {_camel(name)} = {code}," for name, code in link["nak_reasons"].items()]
     lines += ["};", ""]
-    for name in ("frame_header", "tensor_header", "program_blob_header"):
+    names = ["frame_header", "tensor_header", "program_blob_header", *link["payloads"]]
+    lines += [f"constexpr uint32_t kNpuNoRead = 0x{link['npu_no_read']:08X};"]
+    modes = link["link_test_modes"].items()
+    lines += [f"constexpr uint8_t kLinkTest{_camel(n)} = {v};" for n, v in modes]
+    lines.append("")
+    for name in names:
         prefix = _camel(name)
         fields = layout(name)
         lines.append(f"// {name}: byte offsets of its fields")

@@ -32,6 +32,13 @@ inline void put_u16(uint8_t* p, uint16_t v) {
 inline void put_u32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
+inline void put_u64(uint8_t* p, uint64_t v) {
+  put_u32(p, static_cast<uint32_t>(v));
+  put_u32(p + 4, static_cast<uint32_t>(v >> 32));
+}
+inline uint64_t get_u64(const uint8_t* p) {
+  return get_u32(p) | (static_cast<uint64_t>(get_u32(p + 4)) << 32);
+}
 
 struct Frame {
   uint8_t kind;

@@ -14,14 +14,8 @@ namespace {
 
 using rt::ul;
 
-constexpr uint8_t kLinkTestSink = 1;
-constexpr uint8_t kLinkTestSource = 2;
-constexpr size_t kShaRequestSize = 4 + kSha256Size;  // LOAD_BEGIN, LOAD_SLOT
+static_assert(kLoadBeginSize == kLoadBeginSha256 + kSha256Size, "LOAD_BEGIN carries a SHA-256");
 constexpr size_t kMaxTextLength = 255;               // u8-length strings
-
-uint64_t get_u64(const uint8_t* p) {
-  return static_cast<uint64_t>(get_u32(p)) | (static_cast<uint64_t>(get_u32(p + 4)) << 32);
-}
 
 // "0x00000000_12345678": a 64-bit NPU address in a reason (printf has no %llx on the target).
 struct AddressText {
@@ -66,21 +60,12 @@ uint8_t printable(char c) {
   return u < 0x20 || u > 0x7e ? '?' : (c == '"' ? '\'' : u);
 }
 
-// Little-endian payload writer over a fixed buffer; `full` once anything did not fit.
+// The variable tail of a payload (after its contract layout) over a fixed buffer: bytes and
+// strings appended; `full` once anything did not fit.
 class Writer {
  public:
   Writer(uint8_t* data, size_t capacity) : data_(data), capacity_(capacity) {}
   Writer& u8(uint8_t v) { return put(&v, 1); }
-  Writer& u16(uint16_t v) {
-    uint8_t b[2] = {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8)};
-    return put(b, 2);
-  }
-  Writer& u32(uint32_t v) {
-    uint8_t b[4];
-    for (int i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
-    return put(b, 4);
-  }
-  Writer& u64(uint64_t v) { return u32(static_cast<uint32_t>(v)).u32(static_cast<uint32_t>(v >> 32)); }
   Writer& put(const void* p, size_t n) {
     if (n > capacity_ - size_) {
       full_ = true;
@@ -388,8 +373,8 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_connect(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 4));
-  session_id_ = get_u32(request.payload);
+  RT_TRY(expect_size(request, kConnectSize));
+  session_id_ = get_u32(request.payload + kConnectSession);
   load_state_ = LoadState::Idle;  // a new host starts its loads afresh
   done_valid_ = false;
   *n = info_payload();
@@ -397,40 +382,40 @@ rt::Error Server::on_connect(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_load_begin(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, kShaRequestSize));
+  RT_TRY(expect_size(request, kLoadBeginSize));
   forget_program();
-  uint32_t size = get_u32(request.payload);
+  uint32_t size = get_u32(request.payload + kLoadBeginProgramSize);
   RT_CHECK(size <= config_.program_slot.size, rt::Error::OutOfMemory,
            "a program of %lu bytes does not fit the %lu-byte program slot", ul(size),
            ul(config_.program_slot.size));
   load_state_ = LoadState::Receiving;
   load_size_ = size;
   load_received_ = 0;
-  memcpy(load_sha_, request.payload + 4, kSha256Size);
+  memcpy(load_sha_, request.payload + kLoadBeginSha256, kSha256Size);
   load_hash_.reset();
-  Writer(tx_payload(), kMaxPayload).u32(static_cast<uint32_t>(config_.program_slot.size));
-  *n = 4;
+  put_u32(tx_payload() + kU32ReplyValue, static_cast<uint32_t>(config_.program_slot.size));
+  *n = kU32ReplySize;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_load_data(const Frame& request, size_t* n) {
-  RT_CHECK(request.length >= 4, rt::Error::BadMessage, "LOAD_DATA payload is %lu bytes, at least 4",
-           ul(request.length));
+  RT_CHECK(request.length >= kLoadDataSize, rt::Error::BadMessage,
+           "LOAD_DATA payload is %lu bytes, at least %lu", ul(request.length), ul(kLoadDataSize));
   RT_CHECK(load_state_ == LoadState::Receiving, rt::Error::BadMessage,
            "LOAD_DATA without a LOAD_BEGIN");
-  uint32_t offset = get_u32(request.payload);
-  size_t size = request.length - 4;
+  uint32_t offset = get_u32(request.payload + kLoadDataOffset);
+  size_t size = request.length - kLoadDataSize;
   RT_CHECK(offset == load_received_, rt::Error::BadMessage,
            "LOAD_DATA chunk at offset %lu, expected %lu (chunks come in order)", ul(offset),
            ul(load_received_));
   RT_CHECK(size <= load_size_ - load_received_, rt::Error::BadMessage,
            "LOAD_DATA chunk of %lu bytes at offset %lu passes the announced %lu bytes", ul(size),
            ul(offset), ul(load_size_));
-  memcpy(config_.program_slot.data + offset, request.payload + 4, size);
-  load_hash_.update(request.payload + 4, size);
+  memcpy(config_.program_slot.data + offset, request.payload + kLoadDataSize, size);
+  load_hash_.update(request.payload + kLoadDataSize, size);
   load_received_ += static_cast<uint32_t>(size);
-  Writer(tx_payload(), kMaxPayload).u32(load_received_);
-  *n = 4;
+  put_u32(tx_payload() + kU32ReplyValue, load_received_);
+  *n = kU32ReplySize;
   return rt::Error::Ok;
 }
 
@@ -451,9 +436,9 @@ rt::Error Server::on_load_end(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, kShaRequestSize));
+  RT_TRY(expect_size(request, kLoadBeginSize));
   forget_program();
-  uint32_t size = get_u32(request.payload);
+  uint32_t size = get_u32(request.payload + kLoadBeginProgramSize);
   rt::ConstBytes program;
   RT_TRY(runner::open_program_blob(config_.program_slot.data, config_.program_slot.size,
                                    &program));
@@ -462,8 +447,8 @@ rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
            ul(size));
   uint8_t digest[kSha256Size];
   sha256(program.data, program.size, digest);
-  RT_CHECK(memcmp(digest, request.payload + 4, kSha256Size) == 0, rt::Error::InvalidProgram,
-           "the program slot's SHA-256 is not the one LOAD_SLOT announced");
+  RT_CHECK(memcmp(digest, request.payload + kLoadBeginSha256, kSha256Size) == 0,
+           rt::Error::InvalidProgram, "the program slot's SHA-256 is not the one LOAD_SLOT announced");
   RT_TRY(load_program(program, digest));
   *n = loaded_payload();
   return rt::Error::Ok;
@@ -506,14 +491,17 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
   input_set_[index] = input_received_[index] == desc.nbytes;
   input_fresh_[index] = input_set_[index];
   outputs_ = Outputs::None;  // an output may share an input's memory (an identity program)
-  Writer(tx_payload(), kMaxPayload).u16(index).u16(0).u32(input_received_[index]);
-  *n = 8;
+  uint8_t* out = tx_payload();
+  memset(out, 0, kSetInputReplySize);
+  put_u16(out + kSetInputReplyIndex, index);
+  put_u32(out + kSetInputReplyReceived, input_received_[index]);
+  *n = kSetInputReplySize;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_run(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 4));
-  uint32_t iterations = get_u32(request.payload);
+  RT_TRY(expect_size(request, kRunSize));
+  uint32_t iterations = get_u32(request.payload + kRunIterations);
   RT_CHECK(iterations >= 1, rt::Error::BadMessage, "RUN: 0 iterations");
   RT_CHECK(runner_.loaded(), rt::Error::BadMessage, "RUN: no program loaded");
   for (size_t i = 0; i < runner_.num_inputs(); ++i) {
@@ -556,19 +544,23 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
     RT_TRY(runner_.output_tensor(i, &tensor));
   }
   outputs_ = Outputs::Passed;
-  Writer w(tx_payload(), kMaxPayload);
-  w.u32(timing.iterations).u32(platform_tick_hz());
-  w.u64(timing.total_ticks).u64(timing.min_ticks).u64(timing.max_ticks).u64(serving_npu_ticks_);
-  *n = w.size();
+  uint8_t* out = tx_payload();
+  put_u32(out + kRunReplyIterations, timing.iterations);
+  put_u32(out + kRunReplyTickHz, platform_tick_hz());
+  put_u64(out + kRunReplyTotalTicks, timing.total_ticks);
+  put_u64(out + kRunReplyMinTicks, timing.min_ticks);
+  put_u64(out + kRunReplyMaxTicks, timing.max_ticks);
+  put_u64(out + kRunReplyVirtualNpuTicks, serving_npu_ticks_);
+  *n = kRunReplySize;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_get_output(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 12));
-  uint16_t index = get_u16(request.payload);
-  uint32_t offset = get_u32(request.payload + 4);
-  uint32_t max_bytes = get_u32(request.payload + 8);
-  uint16_t flags = get_u16(request.payload + 2);
+  RT_TRY(expect_size(request, kGetOutputSize));
+  uint16_t index = get_u16(request.payload + kGetOutputIndex);
+  uint32_t offset = get_u32(request.payload + kGetOutputOffset);
+  uint32_t max_bytes = get_u32(request.payload + kGetOutputMaxBytes);
+  uint16_t flags = get_u16(request.payload + kGetOutputFlags);
   RT_CHECK((flags & ~kGetOutputAfterFailure) == 0, rt::Error::BadMessage,
            "GET_OUTPUT: unknown flags 0x%04x", flags);
   bool after_failure = (flags & kGetOutputAfterFailure) != 0;
@@ -598,27 +590,36 @@ rt::Error Server::on_get_output(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_stats(size_t* n) {
-  Writer w(tx_payload(), kMaxPayload);
-  w.u32(platform_tick_hz()).u32(stats_runs_).u64(stats_load_ticks_).u64(stats_input_ticks_);
-  w.u64(stats_run_ticks_).u64(stats_last_run_ticks_).u64(stats_output_ticks_);
+  uint8_t* out = tx_payload();
+  memset(out, 0, kStatsReplySize);
+  put_u32(out + kStatsReplyTickHz, platform_tick_hz());
+  put_u32(out + kStatsReplyRuns, stats_runs_);
+  put_u64(out + kStatsReplyLoadTicks, stats_load_ticks_);
+  put_u64(out + kStatsReplyInputTicks, stats_input_ticks_);
+  put_u64(out + kStatsReplyRunTicks, stats_run_ticks_);
+  put_u64(out + kStatsReplyLastRunTicks, stats_last_run_ticks_);
+  put_u64(out + kStatsReplyOutputTicks, stats_output_ticks_);
   // The NPU's own PMU cycle count since the LOAD; 0 (and npu_counters 0) when no hardware NPU
   // ran: the virtual U55 is not timed.
   uint64_t npu_cycles = ethosu::npu_cycles();
-  w.u32(npu_cycles > 0 ? 1 : 0).u32(0).u64(npu_cycles);
-  *n = w.size();
+  put_u32(out + kStatsReplyNpuCounters, npu_cycles > 0 ? 1 : 0);
+  put_u64(out + kStatsReplyNpuCycles, npu_cycles);
+  *n = kStatsReplySize;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_link_test(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 8));
+  RT_TRY(expect_size(request, kLinkTestSize));
   const uint8_t* p = request.payload;
-  RT_CHECK(p[0] == kLinkTestSink || p[0] == kLinkTestSource, rt::Error::BadMessage,
-           "LINK_TEST mode %u, expected 1 (sink) or 2 (source)", p[0]);
-  RT_CHECK(p[1] == 0 && p[2] == 0 && p[3] == 0, rt::Error::BadMessage,
-           "LINK_TEST: reserved bytes are not 0");
-  link_test_count_ = get_u32(p + 4);
-  Writer(tx_payload(), kMaxPayload).u32(link_test_count_).u32(0).u64(0);
-  *n = 16;
+  uint8_t mode = p[kLinkTestMode];
+  RT_CHECK(mode == kLinkTestSink || mode == kLinkTestSource, rt::Error::BadMessage,
+           "LINK_TEST mode %u, expected %u (sink) or %u (source)", mode, kLinkTestSink,
+           kLinkTestSource);
+  for (size_t i = kLinkTestReserved; i < kLinkTestCount; ++i) {
+    RT_CHECK(p[i] == 0, rt::Error::BadMessage, "LINK_TEST: reserved bytes are not 0");
+  }
+  link_test_count_ = get_u32(p + kLinkTestCount);
+  *n = link_test_reply(0);
   return rt::Error::Ok;
 }
 
@@ -627,25 +628,40 @@ void Server::link_test_done() {
   kept_kind_ = kLinkTest;
   kept_seq_ = link_test_seq_;
   kept_session_ = session_id_;
-  Writer(tx_payload(), kMaxPayload).u32(link_test_count_).u32(0).u64(ticks);
-  send(kLinkTest, link_test_seq_, 16, true);
+  send(kLinkTest, link_test_seq_, link_test_reply(ticks), true);
+}
+
+size_t Server::link_test_reply(uint64_t ticks) {
+  uint8_t* out = tx_payload();
+  memset(out, 0, kLinkTestReplySize);
+  put_u32(out + kLinkTestReplyCount, link_test_count_);
+  put_u64(out + kLinkTestReplyTicks, ticks);
+  return kLinkTestReplySize;
 }
 
 size_t Server::info_payload() {
-  Writer w(tx_payload(), kMaxPayload);
-  w.u16(kProtocolVersion).u16(0).u32(kMaxPayload).u32(platform_tick_hz());
-  w.u32(config_.npu_id).u32(config_.npu_config_register);
-  w.u32(static_cast<uint32_t>(config_.memory.metadata.size));
-  w.u32(static_cast<uint32_t>(config_.memory.planned.size));
-  w.u32(static_cast<uint32_t>(config_.memory.scratch.size));
-  w.u32(static_cast<uint32_t>(config_.program_slot.size));
-  w.u8(runner_.loaded() ? 1 : 0).u8(0).u8(0).u8(0);
-  w.put(program_sha_, kSha256Size);
+  static_assert(kInfoProgramSha256 + kSha256Size == kInfoSize, "INFO ends with the SHA-256");
+  uint8_t* out = tx_payload();
+  memset(out, 0, kInfoSize);
+  put_u16(out + kInfoProtocolVersion, kProtocolVersion);
+  put_u32(out + kInfoMaxPayload, kMaxPayload);
+  put_u32(out + kInfoTickHz, platform_tick_hz());
+  put_u32(out + kInfoNpuId, config_.npu_id);
+  put_u32(out + kInfoNpuConfig, config_.npu_config_register);
+  put_u32(out + kInfoMetadataBytes, static_cast<uint32_t>(config_.memory.metadata.size));
+  put_u32(out + kInfoPlannedBytes, static_cast<uint32_t>(config_.memory.planned.size));
+  put_u32(out + kInfoScratchBytes, static_cast<uint32_t>(config_.memory.scratch.size));
+  put_u32(out + kInfoProgramSlotBytes, static_cast<uint32_t>(config_.program_slot.size));
+  out[kInfoProgramLoaded] = runner_.loaded() ? 1 : 0;
+  memcpy(out + kInfoProgramSha256, program_sha_, kSha256Size);
+  Writer w(out + kInfoSize, kMaxPayload - kInfoSize);
   w.text(config_.firmware_version).text(config_.board).text(config_.npu_config);
   size_t total = rt::kKernelTableSize;
   uint16_t listed = 0;
-  size_t listed_at = w.size() + 2;
-  w.u16(static_cast<uint16_t>(total)).u16(0);
+  uint8_t counts[kKernelCountsSize] = {};
+  put_u16(counts + kKernelCountsTotal, static_cast<uint16_t>(total));
+  size_t counts_at = w.size();
+  w.put(counts, sizeof(counts));
   // As many operator names as fit the payload; kernels_total tells what was left out.
   for (size_t i = 0; i < total && listed < UINT16_MAX; ++i) {
     size_t len = strlen(rt::kKernelTable[i].name);
@@ -655,20 +671,21 @@ size_t Server::info_payload() {
     w.text(rt::kKernelTable[i].name);
     ++listed;
   }
-  tx_payload()[listed_at] = static_cast<uint8_t>(listed);
-  tx_payload()[listed_at + 1] = static_cast<uint8_t>(listed >> 8);
-  return w.size();
+  put_u16(out + kInfoSize + counts_at + kKernelCountsListed, listed);
+  return kInfoSize + w.size();
 }
 
 size_t Server::loaded_payload() {
   rt::MemoryUse use = runner_.memory_use();
-  Writer w(tx_payload(), kMaxPayload);
-  w.u64(runner_.init_ticks());
-  w.u32(static_cast<uint32_t>(use.metadata_used)).u32(static_cast<uint32_t>(use.metadata_size));
-  w.u32(static_cast<uint32_t>(use.planned_used)).u32(static_cast<uint32_t>(use.planned_size));
-  w.u16(static_cast<uint16_t>(runner_.num_inputs()));
-  w.u16(static_cast<uint16_t>(runner_.num_outputs()));
-  return w.size();
+  uint8_t* out = tx_payload();
+  put_u64(out + kLoadedInitTicks, runner_.init_ticks());
+  put_u32(out + kLoadedMetadataUsed, static_cast<uint32_t>(use.metadata_used));
+  put_u32(out + kLoadedMetadataSize, static_cast<uint32_t>(use.metadata_size));
+  put_u32(out + kLoadedPlannedUsed, static_cast<uint32_t>(use.planned_used));
+  put_u32(out + kLoadedPlannedSize, static_cast<uint32_t>(use.planned_size));
+  put_u16(out + kLoadedNumInputs, static_cast<uint16_t>(runner_.num_inputs()));
+  put_u16(out + kLoadedNumOutputs, static_cast<uint16_t>(runner_.num_outputs()));
+  return kLoadedSize;
 }
 
 rt::Error Server::load_program(rt::ConstBytes program, const uint8_t sha[kSha256Size]) {
@@ -770,7 +787,7 @@ uint32_t Server::u55_read32(void* ctx, uint32_t offset) {
 void Server::u55_write32(void* ctx, uint32_t offset, uint32_t value) {
   auto* server = static_cast<Server*>(ctx);
   if (server->npu_write_count_ == kMaxNpuWrites) {
-    server->npu_exchange(kNoNpuRead);
+    server->npu_exchange(kNpuNoRead);
   }
   if (server->npu_write_count_ < kMaxNpuWrites) {
     server->npu_writes_[server->npu_write_count_++] = {offset, value};
@@ -783,7 +800,7 @@ void Server::u55_write32(void* ctx, uint32_t offset, uint32_t value) {
 bool Server::u55_wait_for_irq(void* ctx, const volatile bool* irq_done, uint32_t) {
   auto* server = static_cast<Server*>(ctx);
   if (!*irq_done && server->npu_write_count_ > 0) {
-    server->npu_exchange(kNoNpuRead);
+    server->npu_exchange(kNpuNoRead);
   }
   return *irq_done;
 }
@@ -867,15 +884,19 @@ uint32_t Server::npu_exchange(uint32_t read_offset) {
 }
 
 void Server::send_npu_regs() {
-  uint8_t body[kMinBody + kNpuRegsHeaderSize + 8 * kMaxNpuWrites];
-  Writer w(body + kHeaderSize, kNpuRegsHeaderSize + 8 * kMaxNpuWrites);
-  w.u16(serving_exchanges_).u16(static_cast<uint16_t>(npu_write_count_)).u32(npu_read_offset_);
+  uint8_t body[kMinBody + kNpuRegsMaxSize];
+  uint8_t* out = body + kHeaderSize;
+  put_u16(out + kNpuRegsExchange, serving_exchanges_);
+  put_u16(out + kNpuRegsCount, static_cast<uint16_t>(npu_write_count_));
+  put_u32(out + kNpuRegsRead, npu_read_offset_);
   for (size_t i = 0; i < npu_write_count_; ++i) {
-    w.u32(npu_writes_[i].offset).u32(npu_writes_[i].value);
+    uint8_t* entry = out + kNpuRegsSize + i * kNpuWriteEntrySize;
+    put_u32(entry + kNpuWriteEntryOffset, npu_writes_[i].offset);
+    put_u32(entry + kNpuWriteEntryValue, npu_writes_[i].value);
   }
+  size_t size = kNpuRegsSize + npu_write_count_ * kNpuWriteEntrySize;
   // flags 0: not a response; seq: the request being served
-  size_t n = build_body(kNpuRegs, serving_seq_, session_id_, 0, body + kHeaderSize, w.size(),
-                        body, sizeof(body));
+  size_t n = build_body(kNpuRegs, serving_seq_, session_id_, 0, out, size, body, sizeof(body));
   regs_wire_size_ = n == 0 ? 0 : encode_wire(body, n, regs_wire_, sizeof(regs_wire_));
   transport_.write(regs_wire_, regs_wire_size_);
 }
@@ -957,9 +978,9 @@ uint8_t* Server::npu_memory(uint64_t address, uint64_t length, bool write) const
 }
 
 rt::Error Server::on_npu_read(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 12));
-  uint64_t address = get_u64(request.payload);
-  uint32_t length = get_u32(request.payload + 8);
+  RT_TRY(expect_size(request, kNpuMemorySize));
+  uint64_t address = get_u64(request.payload + kNpuMemoryAddress);
+  uint32_t length = get_u32(request.payload + kNpuMemoryLength);
   RT_CHECK(length <= kMaxPayload, rt::Error::BadMessage,
            "NPU_READ of %lu bytes: at most %lu per request", ul(length), ul(kMaxPayload));
   const uint8_t* data = npu_memory(address, length, false);
@@ -974,26 +995,27 @@ rt::Error Server::on_npu_read(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_npu_write(const Frame& request, size_t* n) {
-  RT_CHECK(request.length >= 8, rt::Error::BadMessage,
-           "NPU_WRITE payload is %lu bytes, shorter than its 8-byte address", ul(request.length));
-  uint64_t address = get_u64(request.payload);
-  size_t length = request.length - 8;
+  RT_CHECK(request.length >= kNpuWriteSize, rt::Error::BadMessage,
+           "NPU_WRITE payload is %lu bytes, shorter than its %lu-byte address", ul(request.length),
+           ul(kNpuWriteSize));
+  uint64_t address = get_u64(request.payload + kNpuWriteAddress);
+  size_t length = request.length - kNpuWriteSize;
   uint8_t* data = npu_memory(address, length, true);
   RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
            "NPU_WRITE of %lu bytes at %s: outside the memory the NPU may write", ul(length),
            address_text(address).text);
   if (length > 0) {
-    memcpy(data, request.payload + 8, length);
+    memcpy(data, request.payload + kNpuWriteSize, length);
   }
-  Writer(tx_payload(), kMaxPayload).u32(static_cast<uint32_t>(length));
-  *n = 4;
+  put_u32(tx_payload() + kU32ReplyValue, static_cast<uint32_t>(length));
+  *n = kU32ReplySize;
   return rt::Error::Ok;
 }
 
 rt::Error Server::on_npu_hash(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 12));
-  uint64_t address = get_u64(request.payload);
-  uint32_t length = get_u32(request.payload + 8);
+  RT_TRY(expect_size(request, kNpuMemorySize));
+  uint64_t address = get_u64(request.payload + kNpuMemoryAddress);
+  uint32_t length = get_u32(request.payload + kNpuMemoryLength);
   const uint8_t* data = npu_memory(address, length, false);
   RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
            "NPU_HASH of %lu bytes at %s: outside the memory the NPU may reach", ul(length),
@@ -1004,13 +1026,15 @@ rt::Error Server::on_npu_hash(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_npu_done(const Frame& request, size_t* n) {
-  RT_TRY(expect_size(request, 8));
+  RT_TRY(expect_size(request, kNpuDoneSize));
   const uint8_t* p = request.payload;
-  RT_CHECK(p[4] <= 1, rt::Error::BadMessage, "NPU_DONE irq %u, expected 0 or 1", p[4]);
-  RT_CHECK(p[5] == 0 && p[6] == 0 && p[7] == 0, rt::Error::BadMessage,
-           "NPU_DONE: reserved bytes are not 0");
-  exchange_value_ = npu_read_offset_ == kNoNpuRead ? 0 : get_u32(p);
-  exchange_irq_ = p[4] == 1;
+  RT_CHECK(p[kNpuDoneIrq] <= 1, rt::Error::BadMessage, "NPU_DONE irq %u, expected 0 or 1",
+           p[kNpuDoneIrq]);
+  for (size_t i = kNpuDoneReserved; i < kNpuDoneSize; ++i) {
+    RT_CHECK(p[i] == 0, rt::Error::BadMessage, "NPU_DONE: reserved bytes are not 0");
+  }
+  exchange_value_ = npu_read_offset_ == kNpuNoRead ? 0 : get_u32(p + kNpuDoneValue);
+  exchange_irq_ = p[kNpuDoneIrq] == 1;
   exchange_done_ = true;
   done_valid_ = true;
   done_seq_ = request.seq;
@@ -1041,14 +1065,17 @@ void Server::send_nak(NakReason why) {
 void Server::send_error(rt::Error err, uint8_t request_kind, uint16_t seq) {
   const char* name = rt::error_name(err);
   const char* reason = rt::last_error_reason();
-  Writer w(tx_payload(), kMaxPayload);
+  uint8_t* out = tx_payload();
   size_t name_length = strlen(name);
-  w.u8(static_cast<uint8_t>(err)).u8(static_cast<uint8_t>(name_length)).u16(request_kind);
+  out[kErrorCode] = static_cast<uint8_t>(err);
+  out[kErrorNameLength] = static_cast<uint8_t>(name_length);
+  put_u16(out + kErrorRequestKind, request_kind);
+  Writer w(out + kErrorSize, kMaxPayload - kErrorSize);
   w.put(name, name_length);
   for (const char* c = reason; *c != '\0' && w.room() > 0; ++c) {
     w.u8(printable(*c));
   }
-  send(kError, seq, w.size(), true);
+  send(kError, seq, kErrorSize + w.size(), true);
 }
 
 }  // namespace hostlink

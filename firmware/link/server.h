@@ -21,12 +21,11 @@ namespace hostlink {
 constexpr size_t kMaxInputs = 64;
 // The virtual Ethos-U55 (docs/link.md "Virtual U55"): the driver's register writes wait in a
 // batch of at most kMaxNpuWrites; a read, the wait for the interrupt or a full batch sends them
-// (NPU_REGS, with the read's offset or kNoNpuRead) and waits for the host's NPU_DONE. NPU_REGS
+// (NPU_REGS, with the read's offset or kNpuNoRead) and waits for the host's NPU_DONE. NPU_REGS
 // again after kNpuAnnounceSeconds without a request from the host; after kNpuTimeoutSeconds
 // the exchange fails.
 constexpr size_t kMaxNpuWrites = 32;
-constexpr size_t kNpuRegsHeaderSize = 8;  // u16 exchange, u16 writes, u32 read offset
-constexpr uint32_t kNoNpuRead = 0xFFFFFFFFu;
+constexpr size_t kNpuRegsMaxSize = kNpuRegsSize + kNpuWriteEntrySize * kMaxNpuWrites;
 constexpr uint32_t kNpuAnnounceSeconds = 1;
 constexpr uint32_t kNpuTimeoutSeconds = 60;
 
@@ -88,7 +87,7 @@ class Server {
   static uint32_t u55_read32(void* ctx, uint32_t offset);
   static void u55_write32(void* ctx, uint32_t offset, uint32_t value);
   static bool u55_wait_for_irq(void* ctx, const volatile bool* irq_done, uint32_t timeout_us);
-  // Send the batched writes and a read (kNoNpuRead: none) and serve the host until its
+  // Send the batched writes and a read (kNpuNoRead: none) and serve the host until its
   // NPU_DONE: the nested serve loop of one exchange. Returns the value read (0 on failure,
   // which is remembered in npu_failure_ and reported with the request's error).
   uint32_t npu_exchange(uint32_t read_offset);
@@ -120,6 +119,7 @@ class Server {
   rt::Error on_link_test(const Frame& request, size_t* n);
 
   size_t info_payload();
+  size_t link_test_reply(uint64_t ticks);  // into the tx payload; returns its size
   size_t loaded_payload();
   rt::Error load_program(rt::ConstBytes program, const uint8_t sha[kSha256Size]);
   void forget_program();
@@ -207,9 +207,9 @@ class Server {
   };
   NpuWrite npu_writes_[kMaxNpuWrites] = {};
   size_t npu_write_count_ = 0;
-  uint32_t npu_read_offset_ = kNoNpuRead;
+  uint32_t npu_read_offset_ = kNpuNoRead;
   // NPU_REGS as sent (sent again as it is when the host is quiet).
-  uint8_t regs_wire_[cobs_max_encoded(kMinBody + kNpuRegsHeaderSize + 8 * kMaxNpuWrites) + 2];
+  uint8_t regs_wire_[cobs_max_encoded(kMinBody + kNpuRegsMaxSize) + 2];
   size_t regs_wire_size_ = 0;
   bool irq_line_ = false;           // the NPU's IRQ line as the host last said
   bool exchange_open_ = false;

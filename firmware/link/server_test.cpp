@@ -821,10 +821,10 @@ struct MiniU55 {
     }
   }
   void answer() {
-    uint32_t value = pending_read == hostlink::kNoNpuRead ? 0 : regs[pending_read];
+    uint32_t value = pending_read == contract::kNpuNoRead ? 0 : regs[pending_read];
     rig.queue_done(value, irq ? 1 : 0);
   }
-  uint32_t pending_read = hostlink::kNoNpuRead;
+  uint32_t pending_read = contract::kNpuNoRead;
   std::function<void()> on_start;  // the NPU's work instead of the model's (tests that misbehave)
 };
 

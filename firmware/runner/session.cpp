@@ -87,11 +87,6 @@ rt::Error Session::check_input(size_t i, const TensorDesc& desc) const {
   return rt::Error::Ok;
 }
 
-rt::Error Session::set_input(size_t i, const TensorDesc& desc, const uint8_t* data) {
-  RT_TRY(check_input(i, desc));
-  return method_.set_input(i, data, desc.nbytes);
-}
-
 rt::Error Session::write_input(size_t i, size_t offset, const uint8_t* data, size_t size) {
   const rt::Tensor* tensor = nullptr;
   RT_TRY(input_tensor(i, &tensor));

@@ -58,8 +58,6 @@ class Session {
   rt::Error input_tensor(size_t i, const rt::Tensor** tensor) const;
   // dtype, shape and byte size of `desc` against input i (InputMismatch with both).
   rt::Error check_input(size_t i, const TensorDesc& desc) const;
-  // The whole input (checked against `desc`).
-  rt::Error set_input(size_t i, const TensorDesc& desc, const uint8_t* data);
   // Bytes [offset, offset + size) of input i, written in place; the caller checks the order.
   rt::Error write_input(size_t i, size_t offset, const uint8_t* data, size_t size);
 

@@ -93,6 +93,15 @@ class _Reader:
     def __init__(self, data: bytes, what: str) -> None:
         self.data, self.pos, self.what = data, 0, what
 
+    def fixed(self, name: str) -> dict:
+        """A contract payload layout's fields (sdk.contract), where the reader stands."""
+        size = contract.struct_of(name).size
+        if self.pos + size > len(self.data):
+            raise PayloadError(f"{self.what}: {len(self.data)} bytes, too short")
+        values = contract.unpack(name, self.data, self.pos)
+        self.pos += size
+        return values
+
     def take(self, fmt: str) -> tuple:
         size = struct.calcsize("<" + fmt)
         if self.pos + size > len(self.data):
@@ -142,17 +151,16 @@ class Info:
 
 def parse_info(payload: bytes) -> Info:
     r = _Reader(payload, "INFO")
-    version, _, max_payload, tick_hz, npu_id, npu_cfg = r.take("HHIIII")
-    metadata, planned, scratch, slot = r.take("IIII")
-    loaded, _, _, _ = r.take("BBBB")
-    (sha,) = r.take("32s")
+    f = r.fixed("info")
     firmware, board, npu_config = r.string(), r.string(), r.string()
-    total, listed = r.take("HH")
-    kernels = tuple(r.string() for _ in range(listed))
+    counts = r.fixed("kernel_counts")
+    kernels = tuple(r.string() for _ in range(counts["listed"]))
     r.end()
     return Info(
-        version, max_payload, tick_hz, npu_id, npu_cfg, metadata, planned, scratch, slot,
-        bool(loaded), sha, firmware, board, npu_config, total, kernels,
+        f["protocol_version"], f["max_payload"], f["tick_hz"], f["npu_id"], f["npu_config"],
+        f["metadata_bytes"], f["planned_bytes"], f["scratch_bytes"], f["program_slot_bytes"],
+        bool(f["program_loaded"]), f["program_sha256"], firmware, board, npu_config,
+        counts["total"], kernels,
     )  # fmt: skip
 
 
@@ -169,9 +177,9 @@ class Loaded:
 
 def parse_loaded(payload: bytes) -> Loaded:
     r = _Reader(payload, "LOADED")
-    values = r.take("QIIIIHH")
+    values = r.fixed("loaded")
     r.end()
-    return Loaded(*values)
+    return Loaded(**values)
 
 
 @dataclass(frozen=True)
@@ -186,11 +194,9 @@ class RunTiming:
 
 def parse_run(payload: bytes) -> RunTiming:
     r = _Reader(payload, "RUN")
-    values = r.take("IIQQQ")
-    # Firmware without the virtual NPU sends the 32-byte form.
-    extra = r.take("Q") if len(payload) > r.pos else (0,)
+    values = r.fixed("run_reply")
     r.end()
-    return RunTiming(*values, *extra)
+    return RunTiming(**values)
 
 
 @dataclass(frozen=True)
@@ -208,9 +214,10 @@ class Stats:
 
 def parse_stats(payload: bytes) -> Stats:
     r = _Reader(payload, "STATS")
-    tick_hz, runs, load, inputs, run, last, output, npu, _, cycles = r.take("IIQQQQQIIQ")
+    f = r.fixed("stats_reply")
     r.end()
-    return Stats(tick_hz, runs, load, inputs, run, last, output, bool(npu), cycles)
+    f.pop("reserved")
+    return Stats(**{**f, "npu_counters": bool(f["npu_counters"])})
 
 
 @dataclass(frozen=True)
@@ -249,10 +256,10 @@ class ErrorReply:
 
 def parse_error(payload: bytes) -> ErrorReply:
     r = _Reader(payload, "ERROR")
-    code, name_length, kind = r.take("BBH")
-    (name,) = r.take(f"{name_length}s")
+    f = r.fixed("error")
+    (name,) = r.take(f"{f['name_length']}s")
     reason = r.rest()
-    return ErrorReply(code, _printable(name), kind, _printable(reason))
+    return ErrorReply(f["code"], _printable(name), f["request_kind"], _printable(reason))
 
 
 def _printable(text: bytes) -> str:
@@ -261,7 +268,8 @@ def _printable(text: bytes) -> str:
     return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in text)
 
 
-NO_NPU_READ = 0xFFFFFFFF  # NPU_REGS without a read
+NO_NPU_READ = contract.data()["link"]["npu_no_read"]  # NPU_REGS without a read
+LINK_TEST_MODES = contract.data()["link"]["link_test_modes"]
 
 
 @dataclass(frozen=True)
@@ -276,44 +284,63 @@ class NpuRegs:
 
 def parse_npu_regs(payload: bytes) -> NpuRegs:
     r = _Reader(payload, "NPU_REGS")
-    exchange, count, read = r.take("HHI")
-    writes = tuple(r.take("II") for _ in range(count))
+    f = r.fixed("npu_regs")
+    entries = [r.fixed("npu_write_entry") for _ in range(f["count"])]
     r.end()
-    return NpuRegs(exchange, writes, None if read == NO_NPU_READ else read)
+    writes = tuple((e["offset"], e["value"]) for e in entries)
+    return NpuRegs(f["exchange"], writes, None if f["read"] == NO_NPU_READ else f["read"])
 
 
 def npu_memory(address: int, length: int) -> bytes:
     """NPU_READ and NPU_HASH: `u64 address`, `u32 length`."""
-    return struct.pack("<QI", address, length)
+    return contract.pack("npu_memory", address=address, length=length)
 
 
 def npu_write(address: int, data: bytes) -> bytes:
-    return struct.pack("<Q", address) + data
+    return contract.pack("npu_write", address=address) + data
 
 
 def npu_done(value: int, irq: bool) -> bytes:
-    return struct.pack("<IB3x", value, 1 if irq else 0)
+    return contract.pack("npu_done", value=value, irq=1 if irq else 0)
 
 
 def load_begin(size: int, sha256: bytes) -> bytes:
-    return struct.pack("<I32s", size, sha256)
+    return contract.pack("load_begin", program_size=size, sha256=sha256)
 
 
-def u32(value: int) -> bytes:
-    return struct.pack("<I", value)
+def connect(session: int) -> bytes:
+    return contract.pack("connect", session=session)
+
+
+def load_data(offset: int) -> bytes:
+    """LOAD_DATA's fixed part; the chunk follows."""
+    return contract.pack("load_data", offset=offset)
+
+
+def run(iterations: int) -> bytes:
+    return contract.pack("run", iterations=iterations)
 
 
 def get_output(index: int, offset: int, max_bytes: int, after_failure: bool = False) -> bytes:
     flags = GET_OUTPUT_AFTER_FAILURE if after_failure else 0
-    return struct.pack("<HHII", index, flags, offset, max_bytes)
+    return contract.pack("get_output", index=index, flags=flags, offset=offset, max_bytes=max_bytes)
 
 
-def link_test(mode: int, count: int) -> bytes:
-    return struct.pack("<B3xI", mode, count)
+def link_test(mode: str, count: int) -> bytes:
+    """`mode`: a name of the contract's link_test_modes (SINK, SOURCE)."""
+    return contract.pack("link_test", mode=LINK_TEST_MODES[mode], count=count)
 
 
 def parse_u32(payload: bytes, what: str) -> int:
     r = _Reader(payload, what)
-    (value,) = r.take("I")
+    value = r.fixed("u32_reply")["value"]
     r.end()
     return value
+
+
+def parse_fixed(payload: bytes, name: str, what: str) -> dict:
+    """A reply that is one contract layout, whole (SET_INPUT's, LINK_TEST's)."""
+    r = _Reader(payload, what)
+    values = r.fixed(name)
+    r.end()
+    return values

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
-import struct
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -359,7 +358,7 @@ class LinkSession:
         self.session = secrets.randbits(32) | 1
         self._seq = 0
         self._last_exchange = None
-        response = self._request(Kind.CONNECT, p.u32(self.session), self.timeouts.connect)
+        response = self._request(Kind.CONNECT, p.connect(self.session), self.timeouts.connect)
         if response.session != self.session:
             raise self.fail(f"CONNECT answered with session {response.session:08x}")
         info = self._payload(response, p.parse_info)
@@ -393,7 +392,9 @@ class LinkSession:
         chunk = self._max_payload() - 4
         for offset in range(0, len(program), chunk):
             part = program[offset : offset + chunk]
-            response = self._request(Kind.LOAD_DATA, p.u32(offset) + part, self.timeouts.transfer)
+            response = self._request(
+                Kind.LOAD_DATA, p.load_data(offset) + part, self.timeouts.transfer
+            )
             received = self._payload(response, p.parse_u32, "LOAD_DATA")
             if received != offset + len(part):
                 raise self.fail(
@@ -423,7 +424,8 @@ class LinkSession:
             part = data[offset : offset + chunk]
             header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, 0)
             response = self._request(Kind.SET_INPUT, header.pack() + part, self.timeouts.transfer)
-            got_index, _, received = self._payload(response, _unpack, "<HHI", "SET_INPUT")
+            reply = self._payload(response, p.parse_fixed, "set_input_reply", "SET_INPUT")
+            got_index, received = reply["index"], reply["received"]
             if got_index != index or received != offset + len(part):
                 raise self.fail(
                     f"SET_INPUT: firmware has {received} bytes of input {got_index}, "
@@ -432,7 +434,7 @@ class LinkSession:
 
     def run(self, iterations: int = 1) -> p.RunTiming:
         self.phase = "run"
-        response = self._request(Kind.RUN, p.u32(iterations), self.timeouts.run)
+        response = self._request(Kind.RUN, p.run(iterations), self.timeouts.run)
         timing = self._payload(response, p.parse_run)
         if timing.iterations != iterations:
             raise self.fail(f"RUN: {timing.iterations} iterations ran, {iterations} asked")
@@ -496,14 +498,15 @@ class LinkSession:
         """Send `count` raw (unframed) bytes; (seconds until the firmware had them all, the
         firmware's tick count for them). No retransmission: a measurement, not a transfer."""
         self.phase = "link test (sink)"
-        self._request(Kind.LINK_TEST, p.link_test(1, count), self.timeouts.transfer)
+        self._request(Kind.LINK_TEST, p.link_test("SINK", count), self.timeouts.transfer)
         start = time.monotonic()
         self._send(b"\x55" * count, f"{count} raw bytes")
         done = self._await(Kind.LINK_TEST, self._seq, timeout)
         if done is None:
             raise self.fail(f"the firmware did not confirm {count} raw bytes")
         elapsed = time.monotonic() - start
-        got, _, ticks = self._payload(done, _unpack, "<IIQ", "LINK_TEST")
+        reply = self._payload(done, p.parse_fixed, "link_test_reply", "LINK_TEST")
+        got, ticks = reply["count"], reply["ticks"]
         if got != count:
             raise self.fail(f"LINK_TEST: the firmware counted {got} of {count} bytes")
         return elapsed, ticks
@@ -511,7 +514,7 @@ class LinkSession:
     def link_test_source(self, count: int, timeout: float = 120.0) -> float:
         """Have the firmware send `count` raw bytes; seconds until all arrived."""
         self.phase = "link test (source)"
-        self._request(Kind.LINK_TEST, p.link_test(2, count), self.timeouts.transfer)
+        self._request(Kind.LINK_TEST, p.link_test("SOURCE", count), self.timeouts.transfer)
         start = time.monotonic()
         received = len(self._pending)
         deadline = start + timeout
@@ -592,12 +595,6 @@ class LinkSession:
             virtual_npu_ticks=timing.virtual_npu_ticks // per_run,
         )
         return record
-
-
-def _unpack(payload: bytes, fmt: str, what: str) -> tuple:
-    if len(payload) != struct.calcsize(fmt):
-        raise PayloadError(f"{what}: {len(payload)} bytes, expected {struct.calcsize(fmt)}")
-    return struct.unpack(fmt, payload)
 
 
 def _looks_like_text(segment: bytes) -> bool:

@@ -50,6 +50,22 @@ def test_neither_side_writes_a_contract_fact_by_hand():
         assert not re.search(r'"Float"\s*:\s*6|6\s*:\s*_code\("Float"', text), module
 
 
+def test_message_payloads_are_the_contract_s_layouts_on_both_sides():
+    """No payload offset or size is a number in the server, no payload a struct format in the
+    host's protocol module: both come from contract.yaml `payloads`."""
+    server = (REPO_ROOT / "firmware" / "link" / "server.cpp").read_text()
+    by_hand = r"expect_size\(request, [1-9]|\*n = [1-9]|request\.payload \+ [0-9]"
+    assert not re.search(by_hand, server)
+    assert ".u16(" not in server and ".u32(" not in server and ".u64(" not in server
+    for module in ("protocol.py", "session.py"):
+        text = (REPO_ROOT / "sdk" / "link" / module).read_text()
+        assert "struct.pack(" not in text and not re.search(r'take\("[A-Za-z0-9]{2,}', text)
+    # The layouts agree with what the host parses: a round trip through the contract.
+    payload = contract.pack("run_reply", iterations=3, tick_hz=7, total_ticks=9, max_ticks=4)
+    timing = p.parse_run(payload)
+    assert (timing.iterations, timing.tick_hz, timing.total_ticks, timing.max_ticks) == (3, 7, 9, 4)
+
+
 def test_the_firmware_dtypes_are_the_executorch_wheel_s():
     from executorch.exir.schema import ScalarType
 

@@ -70,7 +70,7 @@ def test_retransmissions_get_the_kept_response_and_a_stale_session_an_error(
     runs = host_link.stats().runs
     # The same RUN frame twice: answered twice, executed once.
     host_link._seq += 1
-    frame = p.encode_frame(Kind.RUN, host_link._seq, host_link.session, p.u32(1))
+    frame = p.encode_frame(Kind.RUN, host_link._seq, host_link.session, p.run(1))
     host_link.port.write(frame + frame)
     assert host_link._await(Kind.RUN, host_link._seq, 5.0) is not None
     assert host_link._await(Kind.RUN, host_link._seq, 5.0) is not None

@@ -128,14 +128,14 @@ def test_refusals_come_back_with_the_runtime_error_and_reason(link_programs, qem
         session._request(Kind(0x20), b"\x01", 5.0)  # SET_INPUT shorter than its header
     assert caught.value.reply.name == "BadMessage"
     with pytest.raises(FirmwareRefused) as caught:
-        session._request(Kind.RUN, p.u32(1), 5.0)  # nothing loaded
+        session._request(Kind.RUN, p.run(1), 5.0)  # nothing loaded
     assert caught.value.reply.name != "Ok"
     # A program whose bytes do not hash to what LOAD_BEGIN announced is not used.
     data = link_programs["bmm"].read_bytes()
     session._request(Kind.LOAD_BEGIN, p.load_begin(len(data), bytes(32)), 5.0)
     half = len(data) // 2
-    session._request(Kind.LOAD_DATA, p.u32(0) + data[:half], 5.0)
-    session._request(Kind.LOAD_DATA, p.u32(half) + data[half:], 5.0)
+    session._request(Kind.LOAD_DATA, p.load_data(0) + data[:half], 5.0)
+    session._request(Kind.LOAD_DATA, p.load_data(half) + data[half:], 5.0)
     with pytest.raises(FirmwareRefused, match=r"SHA-256|sha256|hash"):
         session._request(Kind.LOAD_END, b"", 5.0)
     # ... and the session still works afterwards.
