@@ -43,6 +43,15 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--inputs", type=Path, help=".npz of inputs in the model's order (default: example inputs)"
     )
+    p.add_argument(
+        "--dataset", type=Path,
+        help=".npz of samples (arr_0.. with a leading sample axis, optional `labels`): run "
+        "each on the loaded program and report accuracy and errors vs the references",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-accuracy-drop", type=float, default=2.0,
+        help="--dataset with labels: top-1 points the device may lose vs fp32 (default 2)",
+    )  # fmt: skip
     p.add_argument("--port", help="serial: pyserial URL of the board")
     p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
     p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
@@ -105,6 +114,7 @@ def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: b
 
 def _deploy(args: argparse.Namespace, steps):
     from sdk.cache import Cache
+    from sdk.deploy.dataset import Thresholds
     from sdk.deploy.pipeline import deploy
 
     return deploy(
@@ -125,4 +135,6 @@ def _deploy(args: argparse.Namespace, steps):
         rtol=args.rtol,
         npu_executor=args.npu_executor,
         quant_options=quant_options(args),
+        dataset=args.dataset,
+        dataset_thresholds=Thresholds(max_accuracy_drop=args.max_accuracy_drop, rtol=args.rtol),
     )

@@ -14,7 +14,9 @@ not fit) is refused before the long steps that do not need it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ import numpy as np
 from sdk.accuracy import REFERENCES, THRESHOLDS, measure, zero_reference_bound
 from sdk.cache import Cache, digest
 from sdk.compare import DEFAULT_RTOL, compare_each
+from sdk.deploy.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.deploy.keys import (
     FIRMWARE_KIND,
     PROGRAM_KIND,
@@ -48,6 +51,9 @@ from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
+DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with
+DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample, per output
+DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # per output (N,..)
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
 HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
@@ -108,9 +114,11 @@ def _as_tuple(outputs) -> tuple:
 def export_into(
     folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
+    dataset: Path | None = None,
 ) -> None:  # fmt: skip
-    """A program entry: the export, the inputs, and both PyTorch models' outputs on them.
-    A failed lowering's Vela log goes into `failure_logs` (the entry is removed on failure)."""
+    """A program entry: the export, the inputs, and both PyTorch models' outputs on them (and
+    on every sample of `dataset`, with a copy of it). A failed lowering's Vela log goes into
+    `failure_logs` (the entry is removed on failure)."""
     import torch
 
     from sdk.export.model_loader import load_model
@@ -127,6 +135,7 @@ def export_into(
         tensors = tuple(torch.from_numpy(a) for a in arrays)
     else:
         tensors = example
+    samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
     quantized = quantize(loaded, npu, quant, options=options)
     lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs)
     write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
@@ -135,6 +144,52 @@ def export_into(
         for ref, module in models.items():
             outputs = _as_tuple(module(*tensors))
             write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
+            if samples is not None:
+                per_sample = [
+                    [o.detach().numpy() for o in _as_tuple(module(*map(torch.from_numpy, x)))]
+                    for x in map(samples.sample, range(samples.size))
+                ]
+                stacked = [np.stack(outs) for outs in zip(*per_sample, strict=True)]
+                write_arrays(folder / DATASET_FILES[ref], stacked)
+    if samples is not None:
+        shutil.copyfile(samples.path, folder / DATASET_FILE)
+
+
+def _validate_dataset(
+    running, program: LoadedProgram, entry: Path, options: RunOptions,
+    thresholds: Thresholds | None, show: bool, outputs_file: Path,
+) -> dict:  # fmt: skip
+    """Every sample of the entry's data set on the loaded program (one RUN each; the device's
+    outputs into `outputs_file`), the host reference on each, and the figures against the
+    PyTorch models' outputs (export time)."""
+    from sdk.targets.host import HOST_REFERENCE_EXECUTOR, host_runner
+
+    example = read_arrays(entry / INPUTS_FILE)
+    data = read_dataset(entry / DATASET_FILE, example)
+
+    def progress(done: int, total: int, seconds: float) -> None:
+        if show:
+            rate = done / seconds if seconds > 0 else 0.0
+            sys.stderr.write(f"\r  data set: {done}/{total} samples, {rate:.1f} samples/s ")
+            sys.stderr.flush()
+
+    result = run_dataset(data, lambda x: running.run(program, x, options).outputs, progress)
+    if show:
+        sys.stderr.write("\n")
+    write_arrays(outputs_file, result.device)
+    reference = host_runner(program, None, HOST_REFERENCE_EXECUTOR)
+    host = [reference.run(data.sample(i)) for i in range(result.measured)]
+    references = {
+        "host": [np.stack(outs) for outs in zip(*host, strict=True)] if host else [],
+        **{ref: read_arrays(entry / DATASET_FILES[ref]) for ref in REFERENCES},
+    }
+    return evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
+
+
+def _dataset_note(section: dict) -> str:
+    rate = section["samples_per_s"]
+    speed = f", {rate:.1f} samples/s" if rate else ""
+    return f"{section['measured']} of {section['samples']} samples{speed}"
 
 
 def reference_into(folder: Path, program: LoadedProgram, inputs: list[np.ndarray]) -> None:
@@ -169,6 +224,8 @@ def deploy(
     rtol: float = DEFAULT_RTOL,
     npu_executor: str | None = None,
     quant_options: QuantOptions | None = None,
+    dataset: Path | None = None,
+    dataset_thresholds: Thresholds | None = None,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
     SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
@@ -177,7 +234,11 @@ def deploy(
     `npu_executor` is what runs the delegates on a target without an NPU (QEMU's virtual NPU,
     sdk.vnpu.executor.NPU_EXECUTORS; default `command-stream`); the host reference always runs
     the saved TOSA, so by default a deploy checks Vela's command stream against the TOSA
-    graph it was compiled from."""
+    graph it was compiled from.
+
+    `dataset` (sdk.deploy.dataset): also run every sample of D.npz on the loaded program and
+    report the data-set figures; the deploy then passes only when they meet
+    `dataset_thresholds` too."""
     from sdk.firmware.memory import check_fits, elf_region_use, program_needs
     from sdk.kernelgen import (
         load_kernel_specs,
@@ -211,8 +272,12 @@ def deploy(
         parts = program_key_parts(
             model, inputs, npu_config.value, quant_mode.value, cpu_ops, quant_options.to_json()
         )
+        if dataset is not None:
+            if not Path(dataset).is_file():
+                raise UsageError(f"--dataset {dataset}: no such file")
+            parts["dataset"] = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
         fill = lambda folder: export_into(  # noqa: E731
-            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir, quant_options
+            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir, quant_options, dataset
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
@@ -256,13 +321,24 @@ def deploy(
             elf_use = elf_region_use(image, spec)
             check_fits(elf_use, spec)
 
-    with steps.step("run", f"run on {target_name}"):
-        run_options = RunOptions(
-            timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
-            firmware=image, npu_executor=npu_executor,
-        )  # fmt: skip
-        run = chosen.strategy.run_program(program, run_inputs, run_options)
-    write_arrays(outdir / "outputs.npz", run.outputs)
+    run_options = RunOptions(
+        timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
+        firmware=image, npu_executor=npu_executor,
+    )  # fmt: skip
+    program.check_inputs(run_inputs)
+    dataset_section = None
+    with chosen.strategy.up(run_options, program) as running:
+        with steps.step("run", f"run on {target_name}"):
+            run = running.run(program, run_inputs, run_options)
+        write_arrays(outdir / "outputs.npz", run.outputs)
+        if dataset is not None:
+            with steps.step("dataset", f"data set on {target_name}") as step:
+                dataset_section = _validate_dataset(
+                    running, program, program_entry.path, run_options, dataset_thresholds,
+                    steps.show, outdir / DATASET_OUTPUTS_FILE,
+                )  # fmt: skip
+                dataset_section["file"] = str(dataset)  # the user's, not the cache's copy
+                step.note(_dataset_note(dataset_section))
 
     with steps.step("reference", "host reference") as step:
         # The host reference is a function of the program, its saved TOSA, the inputs and the
@@ -291,8 +367,11 @@ def deploy(
         npu=npu_config.value,
         quant=quant_mode.value,
         quantization=export_report.get("quantization", quant_options.to_json()),
-        passed=failure is None and bool(checks) and all(c.ok for c in checks),
-        failure=failure,
+        passed=failure is None
+        and bool(checks)
+        and all(c.ok for c in checks)
+        and (dataset_section is None or dataset_section["passed"]),
+        failure=failure or (dataset_section or {}).get("failure"),
         steps=steps.records,
         cache={
             "root": str(cache.root),
@@ -307,6 +386,7 @@ def deploy(
             program, export_report, chosen.npu, npu_executor or VIRTUAL_NPU_EXECUTOR
         ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
+        dataset=dataset_section,
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
         memory=[u.to_json() for u in [*needs, *elf_use]],

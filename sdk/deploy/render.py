@@ -119,6 +119,9 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         )
     console.print(memory)
 
+    if data.get("dataset"):
+        render_dataset(console, data["dataset"])
+
     cache = data["cache"]
     hits = [k for k in CACHE_KINDS if cache.get(k) and cache[k]["hit"]]
     console.print(
@@ -130,3 +133,56 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         f"deploy {verdict}; report {data['files']['report']}",
         style="green" if report.passed else "red",
     )
+
+
+def _figure(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def render_dataset(console, section: dict) -> None:
+    """The --dataset tables: per output the X-cross rows, then accuracy and a confusion matrix
+    when the samples have labels."""
+    from rich.table import Table
+
+    rate = section["samples_per_s"]
+    head = f"data set {section['file']}: {section['measured']} of {section['samples']} samples"
+    console.print(head + (f", {rate:.1f} samples/s" if rate else ""))
+    for out in section["outputs"]:
+        rows = Table(title=f"output {out['index']}: errors", title_justify="left")
+        for column in ("pair", "RMSE", "MAE", "L2R", "COS", "max |diff|", "steps", "identical"):
+            rows.add_column(column)
+        for pair, r in out["rows"].items():
+            rows.add_row(
+                pair.replace("_", " "), _figure(r["rmse"]), _figure(r["mae"]), _figure(r["l2r"]),
+                _figure(r["cos"], 6), _figure(r["max_abs"]), _figure(r.get("max_steps"), 3),
+                str(r.get("identical_samples", "")),
+            )  # fmt: skip
+        console.print(rows)
+        worst = ", ".join(
+            f"{w['sample']} ({w['max_abs_vs_quantized']:.3g})" for w in out["worst_samples"]
+        )
+        console.print(f"worst samples vs the quantized model: {worst}")
+        classification = out.get("classification")
+        if classification is None:
+            continue
+        acc = Table(title=f"output {out['index']}: accuracy (%)", title_justify="left")
+        for column in ("", "device", "quantized", "fp32"):
+            acc.add_column(column)
+        for k in ("top1", "top5"):
+            acc.add_row(
+                k, *(f"{classification[k][m]:.2f}" for m in ("device", "quantized", "fp32"))
+            )
+        console.print(acc)
+        agree = classification["agreement"]
+        console.print(
+            f"device top-1 agrees with the quantized model on {agree['device_vs_quantized']:.2f}%"
+            f" of samples, with fp32 on {agree['device_vs_fp32']:.2f}%"
+        )
+        matrix = classification["confusion"]
+        confusion = Table(title="confusion (rows: label, columns: device)", title_justify="left")
+        confusion.add_column("")
+        for j in range(len(matrix)):
+            confusion.add_column(str(j))
+        for label, row in enumerate(matrix):
+            confusion.add_row(str(label), *(str(v) for v in row))
+        console.print(confusion)

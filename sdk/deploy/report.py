@@ -135,6 +135,7 @@ class DeployReport:
     memory: list[dict]
     arenas: dict | None
     files: dict
+    dataset: dict | None = None  # sdk.deploy.dataset.evaluate(): the --dataset figures
 
     def to_json(self) -> dict:
         return _finite(
@@ -156,6 +157,7 @@ class DeployReport:
                 "timing": self.timing,
                 "memory": {"regions": self.memory, "arenas_after_load": self.arenas},
                 "files": self.files,
+                "dataset": self.dataset,
             }
         )
 
@@ -172,6 +174,8 @@ class DeployReport:
                 cases.append(
                     (f"output {output.index} vs {ref}", None if ok else json.dumps(_finite(data)))
                 )
+        if self.dataset is not None:
+            cases.append(("data set", None if self.dataset["passed"] else self.dataset["failure"]))
         props = {"board": self.board, "target": self.target, "npu": self.npu, "quant": self.quant}
         return junit_suite(self.steps, cases, self.failure, props)
 

@@ -1,0 +1,280 @@
+"""`sdk deploy MODEL --dataset D.npz`: the program on the device over a whole data set, with the
+figures engineers compare tools by (ST Edge AI's `validate`: ACC, RMSE, MAE, L2R, COS, the
+X-cross rows, a confusion matrix).
+
+D.npz holds `arr_0..arr_{k-1}`, input i of every sample with a leading sample axis (N, *shape;
+a model input with batch 1 may drop it: N, *shape[1:]), and optionally `labels` (N integers,
+the ground truth of the classification outputs: every output with at least two classes per
+sample and more classes than the largest label). The program is loaded once and each sample is
+one RUN over the link; the host reference, the quantized and the fp32 model run on the host.
+
+Rows, per output: device vs host reference (identical samples), device vs quantized model,
+device vs fp32 model, quantized vs fp32 (what quantization alone costs); with labels, top-1 and
+top-5 accuracy of device, quantized and fp32, the device's top-1 agreement with both models and
+the device's confusion matrix. The verdict is the host's (`Thresholds`, defaults in the README):
+the device must give the host reference's outputs on every sample (it runs the program
+right), and with labels its top-1 accuracy may fall at most `max_accuracy_drop` points below
+the fp32 model's (quantization quality).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sdk.errors import UsageError
+
+LABELS = "labels"
+WORST_SAMPLES = 5
+TOP_K = 5
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What a data-set validation must meet (the host decides)."""
+
+    max_accuracy_drop: float = 2.0  # top-1 points below the fp32 model's, with labels
+    rtol: float = 0.0  # device vs host reference, as the single-input check (`--rtol`)
+
+    def to_json(self) -> dict:
+        return {"max_accuracy_drop": self.max_accuracy_drop, "rtol": self.rtol}
+
+
+@dataclass
+class Dataset:
+    path: Path
+    inputs: list[np.ndarray]  # per model input: (N, *the input's shape)
+    labels: np.ndarray | None
+
+    @property
+    def size(self) -> int:
+        return len(self.inputs[0])
+
+    def sample(self, i: int) -> list[np.ndarray]:
+        return [np.ascontiguousarray(a[i]) for a in self.inputs]
+
+
+def read_dataset(path: Path, example: Sequence[np.ndarray]) -> Dataset:
+    """D.npz checked against the model's example inputs: one line naming what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"--dataset {path}: no such file")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--dataset {path}: not a readable .npz ({exc})") from None
+    wanted = [f"arr_{i}" for i in range(len(example))]
+    unknown = sorted(set(arrays) - {*wanted, LABELS})
+    missing = [name for name in wanted if name not in arrays]
+    if missing or unknown:
+        raise UsageError(
+            f"--dataset {path}: the model takes {len(example)} input(s) ({', '.join(wanted)}"
+            f" and optionally {LABELS}); missing {missing or 'none'}, unknown {unknown or 'none'}"
+        )
+    inputs = []
+    for i, (name, want) in enumerate(zip(wanted, example, strict=True)):
+        got = arrays[name]
+        shape = tuple(want.shape)
+        if got.ndim == len(shape) and shape[:1] == (1,) and got.shape[1:] == shape[1:]:
+            got = got.reshape(got.shape[0], *shape)  # samples on the batch axis
+        if got.shape[1:] != shape or got.dtype != want.dtype:
+            raise UsageError(
+                f"--dataset {path}: {name} is {got.dtype} {list(got.shape)}; input {i} takes "
+                f"{want.dtype} {list(shape)} per sample (N, {', '.join(map(str, shape))})"
+            )
+        if got.dtype.kind == "f" and not np.isfinite(got).all():
+            bad = int(np.argwhere(~np.isfinite(got.reshape(len(got), -1)).all(axis=1))[0][0])
+            raise UsageError(f"--dataset {path}: {name} sample {bad} holds NaN or Inf")
+        inputs.append(got)
+    counts = {len(a) for a in inputs}
+    if len(counts) != 1 or 0 in counts:
+        raise UsageError(f"--dataset {path}: inputs hold {sorted(counts)} samples, not one N >= 1")
+    labels = arrays.get(LABELS)
+    if labels is not None:
+        if labels.ndim != 1 or labels.dtype.kind not in "iu" or len(labels) != len(inputs[0]):
+            raise UsageError(
+                f"--dataset {path}: {LABELS} is {labels.dtype} {list(labels.shape)}; it must "
+                f"be {len(inputs[0])} integers, one per sample"
+            )
+        if labels.size and labels.min() < 0:
+            raise UsageError(f"--dataset {path}: {LABELS} holds a negative class")
+    return Dataset(path, inputs, labels)
+
+
+def errors(actual: np.ndarray, reference: np.ndarray, step: float | None = None) -> dict:
+    """RMSE, MAE, L2R (||a - r|| / ||r||), COS, max |a - r| (and in quantization steps) over
+    all samples of one output."""
+    a = actual.astype(np.float64).ravel()
+    r = reference.astype(np.float64).ravel()
+    d = a - r
+    norm_r = float(np.linalg.norm(r))
+    norm_a = float(np.linalg.norm(a))
+    max_abs = float(np.abs(d).max()) if d.size else 0.0
+    out = {
+        "rmse": float(math.sqrt(np.mean(d * d))) if d.size else 0.0,
+        "mae": float(np.mean(np.abs(d))) if d.size else 0.0,
+        "l2r": float(np.linalg.norm(d)) / norm_r if norm_r else (0.0 if not d.any() else None),
+        "cos": float(a @ r) / (norm_a * norm_r) if norm_a and norm_r else None,
+        "max_abs": max_abs,
+    }
+    if step:
+        out["max_steps"] = max_abs / step
+    return out
+
+
+def classes_of(output: np.ndarray, labels: np.ndarray | None) -> bool:
+    """Is this output (N, ...) a classification the labels can judge?"""
+    per_sample = int(np.prod(output.shape[1:])) if output.ndim > 1 else 1
+    return labels is not None and per_sample >= 2 and per_sample > int(labels.max(initial=0))
+
+
+def top_k(output: np.ndarray, k: int) -> np.ndarray:
+    """(N, k): each sample's k highest classes, best first."""
+    flat = output.reshape(len(output), -1).astype(np.float64)
+    k = min(k, flat.shape[1])
+    return np.argsort(-flat, axis=1, kind="stable")[:, :k]
+
+
+def accuracy(output: np.ndarray, labels: np.ndarray, k: int) -> float:
+    return float(np.mean([label in row for label, row in zip(labels, top_k(output, k))]) * 100)
+
+
+def confusion(predicted: np.ndarray, labels: np.ndarray, classes: int) -> list[list[int]]:
+    """matrix[true][predicted] counts."""
+    matrix = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(matrix, (labels, predicted), 1)
+    return matrix.tolist()
+
+
+@dataclass
+class DatasetResult:
+    """What the device gave over the data set, beside the host's three references."""
+
+    dataset: Dataset
+    device: list[np.ndarray] = field(default_factory=list)  # per output: (n, ...) measured
+    measured: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+
+
+def run_dataset(
+    dataset: Dataset,
+    run_one: Callable[[list[np.ndarray]], list[np.ndarray]],
+    progress: Callable[[int, int, float], None] | None = None,
+) -> DatasetResult:
+    """Each sample through `run_one` (one RUN on the loaded program), in order. Ctrl-C keeps
+    what was measured (`interrupted`); any other failure propagates."""
+    result = DatasetResult(dataset)
+    per_output: list[list[np.ndarray]] = []
+    start = time.monotonic()
+    try:
+        for i in range(dataset.size):
+            outputs = run_one(dataset.sample(i))
+            if not per_output:
+                per_output = [[] for _ in outputs]
+            for store, out in zip(per_output, outputs, strict=True):
+                store.append(out)
+            result.measured = i + 1
+            if progress is not None:
+                progress(result.measured, dataset.size, time.monotonic() - start)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    result.seconds = time.monotonic() - start
+    result.device = [np.stack(store) for store in per_output]
+    return result
+
+
+def evaluate(
+    result: DatasetResult,
+    references: dict[str, list[np.ndarray]],
+    thresholds: Thresholds,
+    steps: Sequence[float | None] = (),
+) -> dict:
+    """The report's `dataset` section: per-output rows, classification figures, the worst
+    samples, and the verdict. `references`: host / quantized / fp32, each per output (N, ...)."""
+    n = result.measured
+    labels = None if result.dataset.labels is None else result.dataset.labels[:n]
+    outputs, failures = [], []
+    for i, device in enumerate(result.device):
+        ref = {
+            name: np.asarray(refs[i][:n]).reshape(device.shape) for name, refs in references.items()
+        }
+        step = steps[i] if i < len(steps) else None
+        tolerance = thresholds.rtol * max(float(np.abs(ref["host"]).max(initial=0)), 1e-30)
+        differs = np.abs(device.astype(np.float64) - ref["host"]).reshape(n, -1).max(axis=1)
+        identical = int(np.sum(differs <= tolerance))
+        rows = {
+            "device_vs_host": {**errors(device, ref["host"], step), "identical_samples": identical},
+            "device_vs_quantized": errors(device, ref["quantized"], step),
+            "device_vs_fp32": errors(device, ref["fp32"], step),
+            "quantized_vs_fp32": errors(ref["quantized"], ref["fp32"], step),
+        }
+        vs_quantized = np.abs(device.astype(np.float64) - ref["quantized"]).reshape(n, -1)
+        order = np.argsort(-vs_quantized.max(axis=1), kind="stable")[:WORST_SAMPLES]
+        entry: dict = {
+            "index": i,
+            "rows": rows,
+            "worst_samples": [
+                {"sample": int(s), "max_abs_vs_quantized": float(vs_quantized[s].max())}
+                for s in order
+            ],
+        }
+        if identical < n:
+            first = int(np.argmax(differs > tolerance))
+            failures.append(
+                f"output {i}: the device differs from the host reference on {n - identical} of "
+                f"{n} samples (first: sample {first}, max |diff| {differs[first]:.6g})"
+            )
+        if labels is not None and classes_of(device, labels):
+            entry["classification"] = classify(device, ref, labels)
+            drop = (
+                entry["classification"]["top1"]["fp32"] - entry["classification"]["top1"]["device"]
+            )
+            if drop > thresholds.max_accuracy_drop:
+                failures.append(
+                    f"output {i}: device top-1 {entry['classification']['top1']['device']:.2f}% "
+                    f"is {drop:.2f} points below the fp32 model's (at most "
+                    f"{thresholds.max_accuracy_drop:g}): a quantization-quality miss, see "
+                    "`sdk numerics`"
+                )
+        outputs.append(entry)
+    if result.interrupted:
+        failures.insert(0, f"interrupted after {n} of {result.dataset.size} samples")
+    if n == 0:
+        failures.insert(0, "no sample was measured")
+    return {
+        "file": str(result.dataset.path),
+        "samples": result.dataset.size,
+        "measured": n,
+        "interrupted": result.interrupted,
+        "seconds": result.seconds,
+        "samples_per_s": n / result.seconds if result.seconds > 0 else None,
+        "labels": labels is not None,
+        "thresholds": thresholds.to_json(),
+        "outputs": outputs,
+        "passed": not failures,
+        "failure": "; ".join(failures) or None,
+    }
+
+
+def classify(device: np.ndarray, ref: dict[str, np.ndarray], labels: np.ndarray) -> dict:
+    tops = {"device": device, "quantized": ref["quantized"], "fp32": ref["fp32"]}
+    predicted = {name: top_k(out, 1)[:, 0] for name, out in tops.items()}
+    classes = int(np.prod(device.shape[1:]))
+    return {
+        "top1": {name: accuracy(out, labels, 1) for name, out in tops.items()},
+        f"top{TOP_K}": {name: accuracy(out, labels, TOP_K) for name, out in tops.items()},
+        "agreement": {
+            "device_vs_fp32": float(np.mean(predicted["device"] == predicted["fp32"]) * 100),
+            "device_vs_quantized": float(
+                np.mean(predicted["device"] == predicted["quantized"]) * 100
+            ),
+        },
+        "confusion": confusion(predicted["device"], labels, classes),
+    }
