@@ -112,7 +112,7 @@ class Dut:
 
 @pytest.fixture(scope="session")
 def _sdk_dut(target: str, board: str, port: str | None, baud: int | None, request) -> Dut:
-    from sdk.errors import SdkError
+    from sdk.errors import SdkError, TargetError, UsageError
     from sdk.link.session import DEFAULT_BAUD
     from sdk.targets.base import RunOptions
 
@@ -127,9 +127,10 @@ def _sdk_dut(target: str, board: str, port: str | None, baud: int | None, reques
         raise pytest.UsageError(f"sdk plugin: {exc}") from None
     try:
         dut.bring_up()
-    except SdkError as exc:  # nothing attached (no --port, no board there), nothing installed
+    except (TargetError, UsageError) as exc:  # nothing attached or installed: say so, skip
         dut.close()
         pytest.skip(f"--target {target}: cannot be brought up here: {exc.message}")
+    # Anything else (a firmware that does not build) fails the tests, never skips them.
     yield dut
     dut.close()
 

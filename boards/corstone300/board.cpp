@@ -210,7 +210,7 @@ extern "C" __attribute__((noreturn)) void platform_exit(int code) {
   register const volatile uint32_t* r1 __asm("r1") = block;
   __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
 #else
-  (void)code;  // the record (result line or fault record) already said how the run ended
+  (void)code;  // the link (or the fault line) already said how it ended
 #endif
   // Nothing took the exit (or nothing is meant to): park the CPU with interrupts off.
   reg(kSystCsr) = 0;
@@ -222,7 +222,8 @@ extern "C" __attribute__((noreturn)) void platform_exit(int code) {
 
 extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar, uint32_t bfar,
                                    uint32_t pc, uint32_t lr, uint32_t psr) {
-  // The 0x00 first: in link mode it ends any frame being sent, so the record is console text.
+  // Between two 0x00: it ends any frame being sent and is delimited itself, so the host reads
+  // it as console text at once (a parked board sends nothing after it).
   platform_write("\0\n@sdk fault", 12);
   put_hex("cfsr", cfsr);
   put_hex("hfsr", hfsr);
@@ -239,11 +240,11 @@ extern "C" void board_report_fault(uint32_t cfsr, uint32_t hfsr, uint32_t mmfar,
     static const char kStale[] = " frame=stale";
     platform_write(kStale, sizeof(kStale) - 1);
   }
-  platform_write("\n", 1);
+  platform_write("\n\0", 2);
 }
 
 extern "C" void board_report_unexpected_interrupt(uint32_t exception) {
   platform_write("\0\n@sdk fault reason=unexpected_interrupt", 40);
   put_hex("exception", exception);
-  platform_write("\n", 1);
+  platform_write("\n\0", 2);
 }

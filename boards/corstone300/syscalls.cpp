@@ -22,7 +22,7 @@ extern "C" {
 
 // No heap on the target: any attempt is a bug, reported as a fault.
 void* _sbrk(ptrdiff_t) {
-  static const char kMessage[] = "\0\n@sdk fault reason=heap_use\n";  // 0x00: see board.cpp
+  static const char kMessage[] = "\0\n@sdk fault reason=heap_use\n\0";  // 0x00: see board.cpp
   report(kMessage, sizeof(kMessage) - 1);
   platform_exit(contract::kExitFault);
 }

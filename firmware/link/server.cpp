@@ -284,6 +284,7 @@ void Server::handle(const Frame& request) {
         err = rt::fail(rt::Error::DelegateFailed, "the virtual U55 failed during %s",
                        kind_name(request.kind));
       }
+      outputs_ = Outputs::None;  // a RUN answered with an ERROR has no outputs to read
       rt::add_context("the virtual U55: %s", npu_failure_);
     }
     uint64_t ticks = platform_ticks() - start;
@@ -500,6 +501,8 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_run(const Frame& request, size_t* n) {
+  outputs_ = Outputs::None;  // whatever this RUN turns out to be, the last one's are gone
+  crc_index_ = SIZE_MAX;
   RT_TRY(expect_size(request, kRunSize));
   uint32_t iterations = get_u32(request.payload + kRunIterations);
   RT_CHECK(iterations >= 1, rt::Error::BadMessage, "RUN: 0 iterations");
@@ -510,10 +513,9 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
              ul(input_received_[i]));
   }
   RT_TRY(runner_.check_outputs());
-  outputs_ = Outputs::None;
-  crc_index_ = SIZE_MAX;
   runner::RunTiming timing = {0, 0, 0, 0, 0};
   rt::Error err = rt::Error::Ok;
+  bool first_execute_failed = false;  // the outputs hold what that execute() left, no more
   for (uint32_t it = 0; it < iterations && err == rt::Error::Ok; ++it) {
     err = restore_inputs();  // outside the timed execute()
     if (err != rt::Error::Ok) {
@@ -521,6 +523,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
     }
     runner::RunTiming one;
     err = runner_.execute(1, &one);
+    first_execute_failed = err != rt::Error::Ok && it == 0;
     if (err != rt::Error::Ok && iterations > 1) {
       rt::add_context("iteration %lu of %lu", ul(it + 1), ul(iterations));
     }
@@ -536,7 +539,8 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
   stats_run_ticks_ += timing.total_ticks;
   stats_last_run_ticks_ = timing.last_ticks;
   if (err != rt::Error::Ok) {
-    outputs_ = runner_.outputs_are_tensors() ? Outputs::Failed : Outputs::None;
+    outputs_ = first_execute_failed && runner_.outputs_are_tensors() ? Outputs::Failed
+                                                                    : Outputs::None;
     return err;
   }
   for (size_t i = 0; i < runner_.num_outputs(); ++i) {

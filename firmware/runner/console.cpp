@@ -1,4 +1,4 @@
-// The `@sdk` result record: line building, hex, CRC-32.
+// Console lines and CRC-32 (console.h).
 #include "console.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-// A loaded program and method; the text reporter (see session.h, docs/firmware.md).
+// A loaded program and method (see session.h, docs/firmware.md).
 #include "session.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
-// A loaded program and its method, split into load / set inputs / execute / report.
+// A loaded program and its method, split into load / set inputs / execute / read outputs.
 //
-// The text path (runner::run) and the host link (firmware/link/) both drive a Session; the
-// memory is the caller's (RunnerMemory), the program bytes must outlive the load.
+// The host link (firmware/link/) drives a Session; the memory is the caller's
+// (RunnerMemory), the program bytes must outlive the load.
 #pragma once
 
 #include <stddef.h>

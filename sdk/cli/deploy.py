@@ -13,8 +13,8 @@ from sdk.link.session import DEFAULT_BAUD
 
 def add_parser(subparsers) -> None:
     from sdk.cli.run import add_npu_executor_argument
-    from sdk.deploy.pipeline import DEPLOY_TARGETS
     from sdk.firmware.boards import DEFAULT_BOARD
+    from sdk.targets.run import DEPLOY_TARGETS
 
     p = subparsers.add_parser(
         "deploy",

@@ -45,10 +45,15 @@ from sdk.npz import read_arrays, write_arrays
 from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
 from sdk.progress import Steps
 from sdk.targets.base import RunOptions
-from sdk.targets.run import AUTO_TARGETS, auto_target, make_target, require_available
+from sdk.targets.run import (
+    AUTO_TARGETS,
+    DEPLOY_TARGETS,
+    auto_target,
+    make_target,
+    require_available,
+)
 from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 
-DEPLOY_TARGETS = ("auto", "qemu", "fvp", "serial")
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with

@@ -312,6 +312,10 @@ def connect(session: int) -> bytes:
     return contract.pack("connect", session=session)
 
 
+LOAD_DATA_HEADER = contract.struct_of("load_data").size  # before the chunk
+NPU_WRITE_HEADER = contract.struct_of("npu_write").size  # before the bytes
+
+
 def load_data(offset: int) -> bytes:
     """LOAD_DATA's fixed part; the chunk follows."""
     return contract.pack("load_data", offset=offset)

@@ -178,6 +178,9 @@ class LinkSession:
             text += "\n" + self.console_log.read_bytes().decode("latin-1")
         fault = find_fault(text)
         if fault is not None:
+            self.log.event(
+                "fault line: @sdk fault " + " ".join(f"{k}={v}" for k, v in fault.items())
+            )
             raise self.fail(describe_fault(fault))
 
     # ---- frames ------------------------------------------------------------------------------
@@ -201,6 +204,9 @@ class LinkSession:
                 continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                if find_fault(bytes(self._pending).decode("latin-1")) is not None:
+                    self._flush_pending_as_console()  # a fault line its board cut short
+                    self._check_console_for_fault()
                 return None
             try:
                 # One byte with a timeout, then whatever else is there without waiting: a
@@ -326,7 +332,7 @@ class LinkSession:
 
     def npu_write(self, address: int, data: bytes) -> None:
         self.phase = "virtual U55 write"
-        chunk = self._max_payload() - 8
+        chunk = self._max_payload() - p.NPU_WRITE_HEADER
         for start in range(0, len(data), chunk):
             part = data[start : start + chunk]
             response = self._request(
@@ -389,7 +395,7 @@ class LinkSession:
         digest = hashlib.sha256(program).digest()
         self._loaded_sha = None
         self._request(Kind.LOAD_BEGIN, p.load_begin(len(program), digest), self.timeouts.transfer)
-        chunk = self._max_payload() - 4
+        chunk = self._max_payload() - p.LOAD_DATA_HEADER
         for offset in range(0, len(program), chunk):
             part = program[offset : offset + chunk]
             response = self._request(
@@ -587,7 +593,7 @@ class LinkSession:
         per_run = max(iterations, 1)
         record.result = Outcome(
             True,
-            outputs=len(record.outputs),
+            outputs=loaded.num_outputs,
             init_ticks=loaded.init_ticks,
             # The CPU's time: the waits for the host's virtual U55 are not the firmware's.
             run_ticks=(timing.total_ticks - timing.virtual_npu_ticks) // per_run,

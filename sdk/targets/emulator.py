@@ -103,8 +103,13 @@ class LinkProcess(_EmulatorProcess):
             arg.replace("{fd}", str(fd)).replace("{console_log}", str(self.console_log))
             for arg in command
         ]
-        (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
-        with open(self.stderr_log, "wb") as err:
+        try:
+            (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
+            err = open(self.stderr_log, "wb")  # noqa: SIM115 (closed below)
+        except OSError:
+            self.listener.close()
+            raise
+        with err:
             try:
                 self.process = subprocess.Popen(
                     self.command,
@@ -142,6 +147,7 @@ class AnnouncedLinkProcess(_EmulatorProcess):
         self.console_log = console_log
         self.command = command
         (workdir / "command.txt").write_text(" ".join(self.command) + "\n")
+        self._log = open(self.stderr_log, "wb")  # noqa: SIM115 (closed by the copy thread)
         try:
             self.process = subprocess.Popen(
                 self.command,
@@ -152,8 +158,8 @@ class AnnouncedLinkProcess(_EmulatorProcess):
                 start_new_session=True,
             )
         except OSError as exc:
+            self._log.close()
             raise TargetError(f"cannot start {what}: {exc}") from exc
-        self._log = open(self.stderr_log, "wb")  # noqa: SIM115 (closed by the copy thread)
         try:
             port = self._await_port(announce, timeout_s)
         except BaseException:

@@ -216,7 +216,8 @@ class HostRunning:
 
 class HostStrategy:
     """The host reference as a target: no firmware, no timing, the oracle the others meet.
-    Nothing to bring up: `up` only checks that the reference's modules import."""
+    Nothing to bring up: `up` only checks the options (`availability` says whether the
+    reference's modules import)."""
 
     without_image = "the host reference runs no firmware"
 

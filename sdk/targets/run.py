@@ -66,6 +66,8 @@ TARGETS: dict[str, Callable[[str, Board, RunOptions | None], Target]] = {
 }
 # The target every deploy checks the others against (`sdk doctor` counts it as needed).
 REFERENCE_TARGET = "host"
+# What `sdk deploy --target` takes: `auto` (AUTO_TARGETS below), or a firmware target.
+DEPLOY_TARGETS = ("auto", *(name for name in TARGETS if name != REFERENCE_TARGET))
 
 
 # `--target auto` (sdk deploy): the first of these available here; the last is the fallback

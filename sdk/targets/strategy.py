@@ -138,8 +138,12 @@ class LinkStrategy:
             preloaded = program if extra else None
             placed += extra
         with self.power.on(image, workdir, placed, options) as console:
+            try:
+                port = open_port(console.url, console.baud)
+            except TargetError as exc:
+                raise console.explain(exc) from None
             session = LinkSession(
-                open_port(console.url, console.baud),
+                port,
                 board=self.board.name,
                 log_path=workdir / "link.log",
                 timeouts=Timeouts(run=options.timeout_s),

@@ -2,7 +2,7 @@
 //
 // No exceptions on the target: every fallible call returns an Error. The
 // human-readable reason for the most recent failure is kept in one static
-// buffer (set by rt::fail) so the runner can put it into its result record.
+// buffer (set by rt::fail) so the link can put it into its ERROR reply.
 #pragma once
 
 #include <stddef.h>
@@ -10,9 +10,8 @@
 
 namespace rt {
 
-// Stable codes: the firmware names them (error_name, sent with the code in its
-// result record and the link's ERROR reply) and the runner uses them as its
-// exit status. Append only; never renumber.
+// Stable codes: the firmware names them (error_name, sent with the code in the
+// link's ERROR reply). Append only; never renumber.
 enum class Error : uint8_t {
   Ok = 0,
   Internal = 1,          // a broken invariant inside the firmware
