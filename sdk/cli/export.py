@@ -43,6 +43,12 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="use ExecuTorch's partitioner unchanged (reproduces its INT-boundary bug)",
     )
+    p.add_argument(
+        "--bundle",
+        action="store_true",
+        help="also write model.bpte (ExecuTorch's BundledProgram): the program with the example "
+        "inputs and the host reference's outputs on them, for `sdk run model.bpte`",
+    )
     p.set_defaults(handler=run)
 
 
@@ -98,7 +104,22 @@ def run(args: argparse.Namespace) -> int:
         "  boundary audit: " + ("ok" if audit["ok"] else "FAILED: " + "; ".join(audit["problems"]))
     )
     print(f"  report: {result.report_path}")
+    if args.bundle:
+        print(f"  bundled program: {write_example_bundle(result.program_path)}")
     return 0 if audit["ok"] else 3
+
+
+def write_example_bundle(program: Path) -> Path:
+    """model.bpte beside the program: the example inputs the export wrote, and the host
+    reference's outputs on them."""
+    from sdk.export.pipeline import INPUTS_FILE
+    from sdk.npz import read_arrays
+    from sdk.program.bundle import BundleCase, write_bundle
+    from sdk.targets.host import run_host
+
+    inputs = read_arrays(program.parent / INPUTS_FILE)
+    expected = run_host(program, inputs)
+    return write_bundle(program, [BundleCase(inputs, expected)], program.with_suffix(".bpte"))
 
 
 def _firmware_cannot_run(program: Path) -> str | None:

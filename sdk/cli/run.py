@@ -20,12 +20,17 @@ def add_parser(subparsers) -> None:
         "in the program's input order) and write the outputs to out.npz in output order. "
         "host: delegates on the TOSA reference model, the rest on ExecuTorch's runtime. "
         "qemu: the firmware on QEMU, driven over the host link (docs/link.md). "
-        "serial: a board flashed with the firmware, driven over --port.",
+        "serial: a board flashed with the firmware, driven over --port. "
+        "PROGRAM.bpte (ExecuTorch's BundledProgram, `sdk export --bundle`): every test case "
+        "runs and is compared with its expected outputs (exit 4 on a difference).",
     )
     p.add_argument("program", type=Path)
     p.add_argument("--target", default="host", help=f"one of {', '.join(TARGETS)} (default host)")
     p.add_argument("--board", default=DEFAULT_BOARD, help=f"board (default {DEFAULT_BOARD})")
-    p.add_argument("--inputs", type=Path, required=True, help=".npz of inputs in program order")
+    p.add_argument(
+        "--inputs", type=Path,
+        help=".npz of inputs in program order (a .bpte PROGRAM brings its own test cases)",
+    )  # fmt: skip
     p.add_argument("-o", "--output", type=Path, required=True, help=".npz to write outputs to")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
     p.add_argument(
@@ -83,9 +88,10 @@ def run(args: argparse.Namespace) -> int:
     from sdk.errors import UsageError
     from sdk.firmware.boards import load_board
     from sdk.npz import read_arrays, write_arrays
+    from sdk.program.bundle import BundleCase, read_bundle
     from sdk.program.pte import load_program
     from sdk.targets.base import RunOptions
-    from sdk.targets.run import make_target, run_on_target
+    from sdk.targets.run import make_target
 
     board = load_board(args.board)
     if args.iterations < 1:
@@ -102,15 +108,29 @@ def run(args: argparse.Namespace) -> int:
     # What makes the run impossible (an emulator missing, no --port, options the target does
     # not take) is said before anything is read or built; a board's port is opened once, by
     # its run (opening it twice may reset it).
+    bundled = args.program.suffix == ".bpte"
+    if bundled and args.tosa_dir is None:  # `sdk export --bundle` wrote it beside model.pte
+        options["tosa_dir"] = args.program.parent / "tosa"
     target = make_target(args.target, board, RunOptions(**options))
     target.strategy.preflight(RunOptions(**options))
-    inputs = read_arrays(args.inputs)
-    expected = read_arrays(args.expect) if args.expect is not None else None
-    program = load_program(args.program)
+    if args.inputs is None and not bundled:
+        raise UsageError("--inputs IN.npz is needed (only a .bpte program brings its own)")
+    if bundled:
+        program_bytes, cases = read_bundle(args.program)
+        program = load_program(program_bytes)
+    else:
+        program = load_program(args.program)
+    if args.inputs is not None:
+        expected = read_arrays(args.expect) if args.expect is not None else None
+        cases = [BundleCase(read_arrays(args.inputs), expected)]
     workdir = args.workdir or args.output.parent / f"{args.output.stem}.{args.target}"
-    report = run_on_target(
-        args.target, args.board, program, inputs, args.timeout, workdir, **options
-    )
+    run_options = RunOptions(timeout_s=args.timeout, workdir=workdir, **options)
+    program.outputs()  # a non-tensor output is a ProgramError before anything runs
+    for case in cases:
+        program.check_inputs(case.inputs)
+    with target.strategy.up(run_options, program) as running:
+        reports = [running.run(program, case.inputs, run_options) for case in cases]
+    report = reports[0]
     write_arrays(args.output, report.outputs)
     print(f"ran {args.program} on {report.where()}: {len(report.outputs)} output(s) -> "
           f"{args.output}")  # fmt: skip
@@ -120,7 +140,11 @@ def run(args: argparse.Namespace) -> int:
         if report.memory is not None:
             used, size = report.memory.planned_used, report.memory.planned_size
             print(f"  planned memory: {used} of {size} bytes")
-    return check_expected(report.outputs, expected, args.expect, args.rtol)
+    where = args.expect if args.inputs is not None else args.program
+    for i, (case, got) in enumerate(zip(cases, reports, strict=True)):
+        label = f"{where} (test case {i})" if len(cases) > 1 or bundled else where
+        check_expected(got.outputs, case.expected, label, args.rtol)
+    return 0
 
 
 def check_expected(outputs, expected, expect_path: Path | None, rtol: float) -> int:
@@ -129,7 +153,12 @@ def check_expected(outputs, expected, expect_path: Path | None, rtol: float) -> 
     if expected is None:
         return 0
     from sdk.compare import compare_outputs
+    from sdk.errors import MismatchError
 
-    for comparison in compare_outputs(outputs, expected, rtol):
+    try:
+        comparisons = compare_outputs(outputs, expected, rtol)
+    except MismatchError as exc:  # named by where the expectation came from
+        raise MismatchError(f"{exc.message} vs {expect_path}") from None
+    for comparison in comparisons:
         print(f"  {comparison.describe()} vs {expect_path}")
     return 0
