@@ -119,6 +119,7 @@ def render_header() -> str:
     lines += ["};", ""]
     names = ["frame_header", "tensor_header", "program_blob_header", *link["payloads"]]
     lines += [f"constexpr uint32_t kNpuNoRead = 0x{link['npu_no_read']:08X};"]
+    lines += [f"constexpr size_t kMaxProfileEvents = {link['max_profile_events']};"]
     modes = link["link_test_modes"].items()
     lines += [f"constexpr uint8_t kLinkTest{_camel(n)} = {v};" for n, v in modes]
     lines.append("")

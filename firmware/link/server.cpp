@@ -43,6 +43,7 @@ const char* kind_name(uint8_t kind) {
     case kStats: return "STATS";
     case kReset: return "RESET";
     case kLinkTest: return "LINK_TEST";
+    case kProfile: return "PROFILE";
     case kNpuRegs: return "NPU_REGS";
     case kNpuRead: return "NPU_READ";
     case kNpuWrite: return "NPU_WRITE";
@@ -123,7 +124,9 @@ void put_tensor_header(Writer& w, uint16_t index, const rt::Tensor& t, uint32_t 
 }  // namespace
 
 Server::Server(Transport& transport, const ServerConfig& config)
-    : transport_(transport), config_(config), runner_(config.memory) {}
+    : transport_(transport), config_(config), runner_(config.memory) {
+  runner_.set_observer(&Server::profile_step, this);
+}
 
 void Server::boot() {
   forget_program();
@@ -359,6 +362,8 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
       return rt::Error::Ok;
     case kLinkTest:
       return on_link_test(request, n);
+    case kProfile:
+      return on_profile(request, n);
     case kNpuRead:
     case kNpuWrite:
     case kNpuHash:
@@ -522,7 +527,13 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
       break;
     }
     runner::RunTiming one;
+    profile_count_ = 0;  // each iteration's profile replaces the last one's
+    profile_dropped_ = 0;
+    profile_valid_ = false;
     err = runner_.execute(1, &one);
+    profile_run_ticks_ = static_cast<uint32_t>(clock_() - profile_start_);
+    profile_npu_wait_ = static_cast<uint32_t>(serving_npu_ticks_ - profile_npu_start_);
+    profile_valid_ = profile_count_ > 0;
     first_execute_failed = err != rt::Error::Ok && it == 0;
     if (err != rt::Error::Ok && iterations > 1) {
       rt::add_context("iteration %lu of %lu", ul(it + 1), ul(iterations));
@@ -609,6 +620,49 @@ rt::Error Server::on_stats(size_t* n) {
   put_u32(out + kStatsReplyNpuCounters, npu_cycles > 0 ? 1 : 0);
   put_u64(out + kStatsReplyNpuCycles, npu_cycles);
   *n = kStatsReplySize;
+  return rt::Error::Ok;
+}
+
+void Server::profile_step(void* ctx, size_t pc) {
+  auto* server = static_cast<Server*>(ctx);
+  uint64_t now = server->clock_();
+  if (server->profile_count_ == 0 && server->profile_dropped_ == 0) {
+    server->profile_start_ = now;
+    server->profile_npu_start_ = server->serving_npu_ticks_;
+  }
+  if (server->profile_count_ == kMaxProfileEvents) {
+    ++server->profile_dropped_;
+    return;
+  }
+  ProfileEvent& e = server->profile_[server->profile_count_++];
+  e.pc = static_cast<uint32_t>(pc);
+  e.start = static_cast<uint32_t>(now - server->profile_start_);
+  e.npu_wait = static_cast<uint32_t>(server->serving_npu_ticks_ - server->profile_npu_start_);
+}
+
+rt::Error Server::on_profile(const Frame& request, size_t* n) {
+  RT_TRY(expect_size(request, kProfileSize));
+  uint32_t first = get_u32(request.payload + kProfileFirst);
+  RT_CHECK(profile_valid_, rt::Error::BadMessage, "PROFILE: no RUN has executed since the LOAD");
+  RT_CHECK(first <= profile_count_, rt::Error::BadMessage,
+           "PROFILE: event %lu of %lu recorded", ul(first), ul(profile_count_));
+  size_t room = (kMaxPayload - kProfileReplySize) / kProfileEventSize;
+  uint32_t count = profile_count_ - first < room ? profile_count_ - first : room;
+  uint8_t* out = tx_payload();
+  put_u32(out + kProfileReplyTotal, profile_count_);
+  put_u32(out + kProfileReplyDropped, profile_dropped_);
+  put_u32(out + kProfileReplyFirst, first);
+  put_u32(out + kProfileReplyCount, count);
+  put_u32(out + kProfileReplyRunTicks, profile_run_ticks_);
+  put_u32(out + kProfileReplyTickHz, platform_tick_hz());
+  put_u32(out + kProfileReplyNpuWaitTicks, profile_npu_wait_);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint8_t* e = out + kProfileReplySize + i * kProfileEventSize;
+    put_u32(e + kProfileEventPc, profile_[first + i].pc);
+    put_u32(e + kProfileEventStart, profile_[first + i].start);
+    put_u32(e + kProfileEventNpuWait, profile_[first + i].npu_wait);
+  }
+  *n = kProfileReplySize + count * kProfileEventSize;
   return rt::Error::Ok;
 }
 
@@ -752,6 +806,7 @@ void Server::forget_program() {
   memset(stash_offset_, 0, sizeof(stash_offset_));
   stash_needed_ = 0;
   memset(input_fresh_, 0, sizeof(input_fresh_));
+  profile_valid_ = false;
   outputs_ = Outputs::None;
   crc_index_ = SIZE_MAX;
   stats_runs_ = 0;

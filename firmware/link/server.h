@@ -117,6 +117,9 @@ class Server {
   rt::Error on_get_output(const Frame& request, size_t* n);
   rt::Error on_stats(size_t* n);
   rt::Error on_link_test(const Frame& request, size_t* n);
+  rt::Error on_profile(const Frame& request, size_t* n);
+  // The step observer: one event per instruction of the run being profiled.
+  static void profile_step(void* ctx, size_t pc);
 
   size_t info_payload();
   size_t link_test_reply(uint64_t ticks);  // into the tx payload; returns its size
@@ -169,6 +172,21 @@ class Server {
   Outputs outputs_ = Outputs::None;
   size_t crc_index_ = SIZE_MAX;  // the output whose CRC crc_value_ holds
   uint32_t crc_value_ = 0;
+
+  // The profile of the last RUN's last iteration (PROFILE reads it).
+  struct ProfileEvent {
+    uint32_t pc;
+    uint32_t start;     // ticks from profile_start_
+    uint32_t npu_wait;  // serving_npu_ticks_ at the start, from profile_npu_start_
+  };
+  ProfileEvent profile_[kMaxProfileEvents] = {};
+  uint32_t profile_count_ = 0;
+  uint32_t profile_dropped_ = 0;
+  uint64_t profile_start_ = 0;
+  uint64_t profile_npu_start_ = 0;
+  uint32_t profile_run_ticks_ = 0;
+  uint32_t profile_npu_wait_ = 0;
+  bool profile_valid_ = false;
 
   uint32_t stats_runs_ = 0;
   uint64_t stats_load_ticks_ = 0;

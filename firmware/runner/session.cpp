@@ -37,6 +37,7 @@ rt::Error Session::load(rt::ConstBytes program_bytes) {
     return method.error();
   }
   method_ = method.get();
+  method_.set_observer(observer_, observer_context_);
   init_ticks_ = platform_ticks() - start;
   loaded_ = true;
   return rt::Error::Ok;

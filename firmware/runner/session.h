@@ -68,6 +68,12 @@ class Session {
   rt::Error execute(uint32_t iterations, RunTiming* timing);
   // Output i after a run: a tensor, or Internal when a kernel broke the value.
   rt::Error output_tensor(size_t i, const rt::Tensor** tensor) const;
+  // Observe every instruction execute() runs (a profiler; nullptr: none). Kept across loads.
+  void set_observer(rt::StepObserver observer, void* context) {
+    observer_ = observer;
+    observer_context_ = context;
+    method_.set_observer(observer, context);
+  }
   // The outputs are all tensors (what GET_OUTPUT after a failed RUN needs).
   bool outputs_are_tensors() const;
 
@@ -75,6 +81,8 @@ class Session {
   RunnerMemory memory_;
   rt::Program program_;
   rt::Method method_;
+  rt::StepObserver observer_ = nullptr;
+  void* observer_context_ = nullptr;
   bool loaded_ = false;
   uint64_t init_ticks_ = 0;
 };

@@ -569,6 +569,9 @@ Error Method::execute() {
     RT_CHECK(++steps_run <= max_steps_, Error::NotSupported,
              "stopped after %lu instructions (endless JumpFalse loop?)",
              ul(max_steps_));
+    if (observer_ != nullptr) {
+      observer_(observer_context_, pc);
+    }
     const Step& step = steps_[pc];
     Error err = Error::Ok;
     switch (step.kind) {

@@ -57,6 +57,7 @@ from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with
+PROFILE_TRACE_FILE = "profile.trace.json"  # the run as a Chrome/Perfetto trace
 DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample, per output
 DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # per output (N,..)
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
@@ -189,6 +190,16 @@ def _validate_dataset(
         **{ref: read_arrays(entry / DATASET_FILES[ref]) for ref in REFERENCES},
     }
     return evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
+
+
+def _profile_of(running, program: LoadedProgram, trace: Path) -> dict | None:
+    """The run's per-operator profile (and its Chrome trace), where the target keeps one (the
+    host reference does not)."""
+    profile = running.profile(program)
+    if profile is None:
+        return None
+    profile.write_chrome_trace(trace)
+    return {**profile.to_json(), "trace": str(trace)}
 
 
 def _dataset_note(section: dict) -> str:
@@ -335,6 +346,7 @@ def deploy(
     with chosen.strategy.up(run_options, program) as running:
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
+            profile = _profile_of(running, program, outdir / PROFILE_TRACE_FILE)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:
@@ -392,6 +404,7 @@ def deploy(
         ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
         dataset=dataset_section,
+        profile=profile,
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
         memory=[u.to_json() for u in [*needs, *elf_use]],

@@ -119,6 +119,8 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         )
     console.print(memory)
 
+    if data.get("profile"):
+        render_profile(console, data["profile"])
     if data.get("dataset"):
         render_dataset(console, data["dataset"])
 
@@ -186,3 +188,28 @@ def render_dataset(console, section: dict) -> None:
         for label, row in enumerate(matrix):
             confusion.add_row(str(label), *(str(v) for v in row))
         console.print(confusion)
+
+
+def render_profile(console, profile: dict, top: int = 10) -> None:
+    """Where the time goes: the most expensive operators of the run, CPU kernels and NPU
+    delegates (their CPU side; the virtual U55's host time is not the target's)."""
+    from rich.table import Table
+
+    table = Table(title=f"where the time goes ({profile['source']})", title_justify="left")
+    for column in ("operator", "on", "calls", "ticks", "instructions", "share %"):
+        table.add_column(column)
+    for row in profile["operators"][:top]:
+        table.add_row(
+            row["what"], row["kind"], str(row["calls"]), str(row["ticks"]),
+            "-" if row["instructions"] is None else str(row["instructions"]),
+            f"{100 * row['share']:.1f}",
+        )  # fmt: skip
+    console.print(table)
+    more = len(profile["operators"]) - top
+    cpu, npu = profile["cpu_kernel_ticks"], profile["delegate_ticks"]
+    share = f"CPU kernels {cpu} ticks, NPU delegates {npu} ticks (their CPU side)"
+    console.print(
+        share
+        + (f"; {more} more operators in deploy.json" if more > 0 else "")
+        + f"; trace {profile['trace']}"
+    )

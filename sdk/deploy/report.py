@@ -136,6 +136,7 @@ class DeployReport:
     arenas: dict | None
     files: dict
     dataset: dict | None = None  # sdk.deploy.dataset.evaluate(): the --dataset figures
+    profile: dict | None = None  # sdk.profile.Profile.to_json(): where the run's time went
 
     def to_json(self) -> dict:
         return _finite(
@@ -158,6 +159,7 @@ class DeployReport:
                 "memory": {"regions": self.memory, "arenas_after_load": self.arenas},
                 "files": self.files,
                 "dataset": self.dataset,
+                "profile": self.profile,
             }
         )
 

@@ -342,6 +342,19 @@ def parse_u32(payload: bytes, what: str) -> int:
     return value
 
 
+def profile(first: int) -> bytes:
+    return contract.pack("profile", first=first)
+
+
+def parse_profile(payload: bytes) -> tuple[dict, list[dict]]:
+    """PROFILE's reply: its header fields and its events (pc, start, npu_wait)."""
+    r = _Reader(payload, "PROFILE")
+    header = r.fixed("profile_reply")
+    events = [r.fixed("profile_event") for _ in range(header["count"])]
+    r.end()
+    return header, events
+
+
 def parse_fixed(payload: bytes, name: str, what: str) -> dict:
     """A reply that is one contract layout, whole (SET_INPUT's, LINK_TEST's)."""
     r = _Reader(payload, what)

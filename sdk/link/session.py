@@ -483,6 +483,20 @@ class LinkSession:
         response = self._request(Kind.STATS, b"", self.timeouts.transfer)
         return self._payload(response, p.parse_stats)
 
+    def profile(self) -> tuple[dict, list[dict]]:
+        """The last RUN's per-instruction events (its last iteration), chunk by chunk: the
+        reply header of the last chunk and every event."""
+        self.phase = "profile"
+        events: list[dict] = []
+        while True:
+            response = self._request(Kind.PROFILE, p.profile(len(events)), self.timeouts.transfer)
+            header, part = self._payload(response, p.parse_profile)
+            if header["first"] != len(events):
+                raise self.fail(f"PROFILE: events from {header['first']}, asked {len(events)}")
+            events += part
+            if len(events) >= header["total"] or not part:
+                return header, events
+
     def reset(self) -> p.Info:
         """RESET the firmware and start a new session once it is back (CONNECT is retransmitted
         until the rebooted firmware answers; its HELLO on the way is taken in passing)."""

@@ -139,6 +139,10 @@ class Running(Protocol):
         """Run and check (the firmware's own record decides); any failure is an SdkError."""
         ...
 
+    def profile(self, program: LoadedProgram) -> object | None:
+        """The last run's sdk.profile.Profile (None where nothing is timed)."""
+        ...
+
 
 class Strategy(Protocol):
     """Brings a target from off to running and runs programs (sdk.targets.strategy)."""

@@ -213,6 +213,10 @@ class HostRunning:
             write_npu_trace(options.npu_trace, runner.npu_traces)
         return RunReport(self.strategy.name, None, outputs, Timing("not timed (host reference)"))
 
+    def profile(self, program: LoadedProgram) -> None:
+        """The reference is not timed: no profile."""
+        return None
+
 
 class HostStrategy:
     """The host reference as a target: no firmware, no timing, the oracle the others meet.

@@ -26,6 +26,7 @@ from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
 from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.profile import Profile, build_profile
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
 from sdk.targets.drivers import FlashDriver, PowerDriver
@@ -71,6 +72,19 @@ class Running:
             npu_run=npu_run_of(self.session, program),
             log_path=self.session.log.path,
         )
+
+    def profile(self, program: LoadedProgram) -> Profile:
+        """Where the last run's time went, per instruction (its last iteration): the
+        firmware's PROFILE events in this target's clock (instructions on QEMU)."""
+        header, events = self.session.profile()
+        power = self.strategy.power
+        clock = power.timing(0, 0, header["tick_hz"])  # the target's own rate and source
+
+        def instructions(ticks: int) -> int | None:
+            return power.timing(0, ticks, header["tick_hz"]).instructions
+
+        header = {**header, "tick_hz": clock.tick_hz or header["tick_hz"]}
+        return build_profile(program, header, events, clock.source, instructions)
 
 
 class LinkStrategy:

@@ -7,6 +7,7 @@ import json
 import shutil
 import socket
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,30 @@ def test_first_deploy_runs_everything_and_passes(first):
     np.testing.assert_array_equal(read_arrays(work / "out" / "outputs.npz")[0], host)
     suite = ET.parse(work / "junit.xml").getroot()
     assert suite.get("failures") == "0" and int(suite.get("tests")) == 7 + 3
+
+
+def test_the_report_says_where_the_time_goes_per_operator(first):
+    """The firmware's per-instruction profile: every instruction of the program once, each CPU
+    operator with its calls, the delegates apart, and a Chrome trace of the same events."""
+    from sdk.program.pte import load_program, operator_name
+
+    _, _, report = first
+    profile = report["profile"]
+    program = load_program(Path(report["files"]["program"]))
+    instructions = len(program.plan.chains[0].instructions)
+    assert profile["instructions_recorded"] == instructions and profile["instructions_dropped"] == 0
+    assert profile["source"] == QEMU_TIMING
+    calls = Counter(operator_name(program.plan.operators[c.op_index])
+                    for _, c in program.kernel_calls())  # fmt: skip
+    rows = {r["what"]: r for r in profile["operators"]}
+    assert {w: r["calls"] for w, r in rows.items() if r["kind"] == "cpu"} == dict(calls)
+    delegates = [r for r in profile["operators"] if r["kind"] == "npu"]
+    assert len(delegates) == len(program.plan.delegates)
+    assert all(r["npu_wait_ticks"] > 0 for r in delegates)  # the virtual U55's host time, apart
+    assert profile["cpu_kernel_ticks"] > 0 and all(r["instructions"] > 0 for r in rows.values())
+    assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0)
+    trace = json.loads(Path(profile["trace"]).read_text())["traceEvents"]
+    assert len(trace) == instructions and {e["ph"] for e in trace} == {"X"}
 
 
 def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path, capsys):

@@ -101,6 +101,22 @@ def test_what_a_failed_run_left_is_read_only_when_asked_and_only_after_a_failure
     assert host_link.get_output(0).nbytes == 24
 
 
+def test_the_profile_has_one_event_per_instruction_of_the_last_run(
+    host_link: LinkSession, programs
+):
+    host_link.connect()
+    program = load_program(programs["quant_mix"])
+    with pytest.raises(FirmwareRefused, match="PROFILE: no RUN"):
+        host_link.profile()  # nothing ran yet
+    run_linked(host_link, program, random_inputs(programs["quant_mix"], 1), iterations=2)
+    header, events = host_link.profile()
+    instructions = len(program.plan.chains[0].instructions)
+    assert header["total"] == len(events) == instructions and header["dropped"] == 0
+    assert [e["pc"] for e in events] == list(range(instructions))
+    starts = [e["start"] for e in events]
+    assert starts[0] == 0 and starts == sorted(starts) and header["run_ticks"] >= starts[-1]
+
+
 def test_reset_restarts_with_a_hello_and_nothing_loaded(host_link: LinkSession, programs):
     host_link.connect()
     pte = programs["add"]

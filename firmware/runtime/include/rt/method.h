@@ -43,6 +43,10 @@ struct MemoryUse {
 // whose JumpFalse calls loop forever must fail, not hang the board.
 constexpr uint32_t kDefaultMaxSteps = 1u << 24;
 
+// Called with the index of every instruction execute() is about to run (a profiler reads its
+// clock there; the time up to the next call, or to execute()'s return, is that instruction's).
+using StepObserver = void (*)(void* context, size_t pc);
+
 struct Step;          // one instruction, resolved (method.cpp)
 struct DelegateSlot;  // one delegate, initialised (method.cpp)
 
@@ -72,6 +76,10 @@ class Method {
   size_t num_instructions() const { return num_steps_; }
   MemoryUse memory_use() const { return memory_use_; }
   void set_max_steps(uint32_t max_steps) { max_steps_ = max_steps; }
+  void set_observer(StepObserver observer, void* context) {
+    observer_ = observer;
+    observer_context_ = context;
+  }
 
  private:
   friend class MethodLoader;
@@ -92,6 +100,8 @@ class Method {
   Span scratch_ = {nullptr, 0};
   MemoryUse memory_use_ = {0, 0, 0, 0};
   uint32_t max_steps_ = kDefaultMaxSteps;
+  StepObserver observer_ = nullptr;
+  void* observer_context_ = nullptr;
 };
 
 }  // namespace rt

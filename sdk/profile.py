@@ -1,0 +1,121 @@
+"""Where the time goes on the target: the firmware's per-instruction events (the link's PROFILE,
+one per instruction of the last run) turned into a per-operator table and a Chrome trace.
+
+The firmware reads its clock before each instruction; an instruction's cost is the time to the
+next one (the last: to execute()'s return), less what the CPU spent waiting for the host's
+virtual U55 inside it (QEMU: the delegates' NPU work runs on the host and is not timed). On QEMU
+the ticks are virtual time of `-icount`, so they convert to instructions; on a board they are
+its SysTick cycles.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdk.program.pte import LoadedProgram, operator_name
+
+
+@dataclass(frozen=True)
+class InstructionCost:
+    pc: int
+    what: str  # "aten::add.out", "delegate 0 (EthosUBackend)"
+    kind: str  # "cpu" | "npu"
+    start: int  # ticks from the first instruction's start
+    ticks: int  # the CPU's, without the waits for the virtual U55
+    npu_wait: int  # ticks the CPU waited for the virtual U55 (not NPU time)
+
+
+@dataclass
+class Profile:
+    instructions: list[InstructionCost]
+    run_ticks: int
+    tick_hz: int
+    dropped: int  # instructions beyond the firmware's buffer (not in `instructions`)
+    source: str  # what the ticks are (the target's timing source)
+    to_instructions: Callable[[int], int | None] = lambda ticks: None
+
+    def operators(self) -> list[dict]:
+        """Per operator (or delegate): calls, ticks, share of the run, instructions (QEMU);
+        the most expensive first."""
+        rows: dict[str, dict] = {}
+        for cost in self.instructions:
+            row = rows.setdefault(cost.what, {"what": cost.what, "kind": cost.kind, "calls": 0,
+                                              "ticks": 0, "npu_wait_ticks": 0})  # fmt: skip
+            row["calls"] += 1
+            row["ticks"] += cost.ticks
+            row["npu_wait_ticks"] += cost.npu_wait
+        total = sum(c.ticks for c in self.instructions) or 1
+        for row in rows.values():
+            row["share"] = row["ticks"] / total
+            row["instructions"] = self.to_instructions(row["ticks"])
+        return sorted(rows.values(), key=lambda r: -r["ticks"])
+
+    def to_json(self) -> dict:
+        cpu = sum(c.ticks for c in self.instructions if c.kind == "cpu")
+        npu = sum(c.ticks for c in self.instructions if c.kind == "npu")
+        return {
+            "source": self.source,
+            "tick_hz": self.tick_hz,
+            "run_ticks": self.run_ticks,
+            "instructions_recorded": len(self.instructions),
+            "instructions_dropped": self.dropped,
+            "cpu_kernel_ticks": cpu,
+            "delegate_ticks": npu,
+            "operators": self.operators(),
+        }
+
+    def write_chrome_trace(self, path: Path) -> Path:
+        """The run as a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev): one slice
+        per instruction, microseconds of the target's clock."""
+        scale = 1e6 / self.tick_hz if self.tick_hz else 1.0
+        events = [
+            {
+                "name": c.what,
+                "cat": c.kind,
+                "ph": "X",
+                "pid": 1,
+                "tid": 1,
+                "ts": c.start * scale,
+                "dur": (c.ticks + c.npu_wait) * scale,
+                "args": {"pc": c.pc, "ticks": c.ticks, "virtual_npu_wait_ticks": c.npu_wait},
+            }
+            for c in self.instructions
+        ]
+        path.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n")
+        return path
+
+
+def instruction_names(program: LoadedProgram) -> dict[int, tuple[str, str]]:
+    """pc -> (what, kind) for the first chain's kernel and delegate calls."""
+    names = {}
+    for pc, call in program.kernel_calls():
+        names[pc] = (operator_name(program.plan.operators[call.op_index]), "cpu")
+    for pc, call in program.delegate_calls():
+        delegate = program.plan.delegates[call.delegate_index]
+        names[pc] = (f"delegate {call.delegate_index} ({delegate.id})", "npu")
+    return names
+
+
+def build_profile(
+    program: LoadedProgram,
+    header: dict,
+    events: list[dict],
+    source: str,
+    to_instructions: Callable[[int], int | None] = lambda ticks: None,
+) -> Profile:
+    """The firmware's PROFILE reply (sdk.link.session.LinkSession.profile) over `program`."""
+    names = instruction_names(program)
+    ends = [e["start"] for e in events[1:]] + [header["run_ticks"]]
+    waits = [e["npu_wait"] for e in events[1:]] + [header["npu_wait_ticks"]]
+    costs = []
+    for event, end, wait_end in zip(events, ends, waits, strict=True):
+        what, kind = names.get(event["pc"], (f"instruction {event['pc']}", "cpu"))
+        npu_wait = wait_end - event["npu_wait"]
+        ticks = max(end - event["start"] - npu_wait, 0)
+        costs.append(InstructionCost(event["pc"], what, kind, event["start"], ticks, npu_wait))
+    return Profile(
+        costs, header["run_ticks"], header["tick_hz"], header["dropped"], source, to_instructions
+    )
