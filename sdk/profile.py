@@ -87,6 +87,50 @@ class Profile:
         path.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n")
         return path
 
+    def write_etdump(self, path: Path) -> Path:
+        """The run as ExecuTorch's ETDump (size-prefixed flatbuffer, `executorch.devtools`'s own
+        schema and writer), with the events ExecuTorch's runtime logs: per kernel call an
+        OPERATOR_CALL (its instruction id) around a `native_call_<op>` event, per delegate call
+        a DELEGATE_CALL; times in nanoseconds of the target's clock, the CPU's cost (the
+        virtual U55's host time left out). `Inspector(etdump_path=...)` reads it."""
+        import struct
+
+        from executorch.devtools.etdump.schema_flatcc import (
+            ETDumpFlatCC,
+            Event,
+            ProfileEvent,
+            RunData,
+        )
+        from executorch.devtools.etdump.serialize import serialize_to_etdump_flatcc
+
+        scale = 1e9 / self.tick_hz if self.tick_hz else 1.0
+
+        def event(name: str, cost: InstructionCost) -> Event:
+            start = round(cost.start * scale)
+            profile = ProfileEvent(
+                name=name, chain_index=0, instruction_id=cost.pc, delegate_debug_id_int=-1,
+                delegate_debug_id_str="", delegate_debug_metadata=None, start_time=start,
+                end_time=start + round(cost.ticks * scale),
+            )  # fmt: skip
+            return Event(profile_event=profile, allocation_event=None, debug_event=None)
+
+        events = []
+        for cost in self.instructions:
+            if cost.kind == "npu":
+                events.append(event("DELEGATE_CALL", cost))
+            else:
+                events.append(event("OPERATOR_CALL", cost))
+                events.append(event(f"native_call_{cost.what.split('::')[-1]}", cost))
+        dump = ETDumpFlatCC(
+            version=0,
+            run_data=[
+                RunData(name="forward", bundled_input_index=-1, allocators=[], events=events)
+            ],
+        )
+        data = serialize_to_etdump_flatcc(dump)
+        path.write_bytes(struct.pack("<I", len(data)) + data)  # size-prefixed, as the runtime's
+        return path
+
 
 def instruction_names(program: LoadedProgram) -> dict[int, tuple[str, str]]:
     """pc -> (what, kind) for the first chain's kernel and delegate calls."""

@@ -58,6 +58,7 @@ EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with
 PROFILE_TRACE_FILE = "profile.trace.json"  # the run as a Chrome/Perfetto trace
+PROFILE_ETDUMP_FILE = "profile.etdp"  # the run as ExecuTorch's ETDump (Inspector)
 DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample, per output
 DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # per output (N,..)
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
@@ -192,14 +193,15 @@ def _validate_dataset(
     return evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
 
 
-def _profile_of(running, program: LoadedProgram, trace: Path) -> dict | None:
-    """The run's per-operator profile (and its Chrome trace), where the target keeps one (the
-    host reference does not)."""
+def _profile_of(running, program: LoadedProgram, outdir: Path) -> dict | None:
+    """The run's per-operator profile (and its Chrome trace and ETDump), where the target
+    keeps one (the host reference does not)."""
     profile = running.profile(program)
     if profile is None:
         return None
-    profile.write_chrome_trace(trace)
-    return {**profile.to_json(), "trace": str(trace)}
+    trace = profile.write_chrome_trace(outdir / PROFILE_TRACE_FILE)
+    etdump = profile.write_etdump(outdir / PROFILE_ETDUMP_FILE)
+    return {**profile.to_json(), "trace": str(trace), "etdump": str(etdump)}
 
 
 def _dataset_note(section: dict) -> str:
@@ -346,7 +348,7 @@ def deploy(
     with chosen.strategy.up(run_options, program) as running:
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
-            profile = _profile_of(running, program, outdir / PROFILE_TRACE_FILE)
+            profile = _profile_of(running, program, outdir)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:
