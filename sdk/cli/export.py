@@ -44,6 +44,12 @@ def add_parser(subparsers) -> None:
         help="use ExecuTorch's partitioner unchanged (reproduces its INT-boundary bug)",
     )
     p.add_argument(
+        "--etrecord",
+        action="store_true",
+        help="also write etrecord.bin (ExecuTorch's ETRecord: Inspector names the operators of "
+        "an ETDump with it; sdk deploy writes one with every program)",
+    )
+    p.add_argument(
         "--bundle",
         action="store_true",
         help="also write model.bpte (ExecuTorch's BundledProgram): the program with the example "
@@ -73,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         vela_args=args.vela_arg,
         fix_boundaries=not args.stock_partitioner,
         quant_options=options,
+        etrecord=args.etrecord,
     )
     report = result.report
     audit = report["boundary_audit"]

@@ -36,6 +36,7 @@ from sdk.deploy.keys import (
 )
 from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
+from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
@@ -144,7 +145,7 @@ def export_into(
         tensors = example
     samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
     quantized = quantize(loaded, npu, quant, options=options)
-    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs)
+    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs, etrecord=True)
     write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
     with torch.no_grad():
         models = {"fp32": loaded.module, "quantized": quantized.graph_module}
@@ -349,6 +350,8 @@ def deploy(
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
             profile = _profile_of(running, program, outdir)
+            if profile is not None:  # the export's ETRecord: Inspector names the operators
+                profile["etrecord"] = str(export_dir / ETRECORD_FILE)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:

@@ -13,6 +13,7 @@ failed export leaves OUTDIR as it was.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import io
 import json
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
+from sdk.export import ETRECORD_FILE
 from sdk.export.aten_rewrites import decompose_addmm, keep_reduced_dims, outside_core_aten
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
@@ -224,13 +226,14 @@ def _staging(outdir: Path):
     try:
         yield stage
         outdir.mkdir(exist_ok=True)
-        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR, INPUTS_FILE):
+        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR, INPUTS_FILE, ETRECORD_FILE):
             target = outdir / name
             if target.is_dir():
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-            (stage / name).rename(target)
+            if (stage / name).exists():  # the ETRecord only when asked for
+                (stage / name).rename(target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -296,8 +299,10 @@ def lower(
     fix_boundaries: bool = True,
     tosa_passes: bool = True,
     failure_logs: Path | None = None,
+    etrecord: bool = False,
 ) -> ExportResult:
-    """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA.
+    """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA
+    (and `etrecord.bin`, ExecuTorch's ETRecord for its Inspector, when `etrecord`).
 
     `fix_boundaries=False`: ExecuTorch's partitioner as it is; `tosa_passes=False`: without
     the SDK's own TOSA passes (`sdk.export.tosa_passes`). Both are there for comparison.
@@ -319,7 +324,7 @@ def lower(
     cpu_ops = list(cpu_ops or [])
     placed = wrong_on_the_npu(quantized, cpu_ops)
     cpu_ops += [p["cpu_op"] for p in placed]
-    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed)
+    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed, etrecord)
     try:
         return _lower_once(*args, cpu_ops, [])
     except _OverlappingNpuOutputs as exc:
@@ -349,6 +354,7 @@ def _lower_once(
     tosa_passes: bool,
     failure_logs: Path | None,
     placed: list[dict],
+    etrecord: bool,
     cpu_ops: list[str],
     workarounds: list[dict],
 ) -> ExportResult:
@@ -391,7 +397,13 @@ def _lower_once(
                 cpu_node_list = cpu_nodes(
                     edge.exported_program().graph_module, partitioner, cpu_ops or []
                 )
-                program_bytes = edge.to_executorch().buffer
+                edge_copy = copy.deepcopy(edge) if etrecord else None  # to_executorch changes it
+                manager = edge.to_executorch()
+                program_bytes = manager.buffer
+                if edge_copy is not None:
+                    from executorch.devtools import generate_etrecord
+
+                    generate_etrecord(stage / ETRECORD_FILE, edge_copy, manager)
         except SdkError:
             raise
         except (Exception, SystemExit) as exc:
@@ -495,6 +507,7 @@ def export_model(
     fix_boundaries: bool = True,
     tosa_passes: bool = True,
     quant_options: QuantOptions | None = None,
+    etrecord: bool = False,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
     and write OUTDIR."""
@@ -509,4 +522,5 @@ def export_model(
         cpu_ops=cpu_ops,
         fix_boundaries=fix_boundaries,
         tosa_passes=tosa_passes,
+        etrecord=etrecord,
     )

@@ -128,14 +128,17 @@ def test_the_report_says_where_the_time_goes_per_operator(first):
     assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0)
     trace = json.loads(Path(profile["trace"]).read_text())["traceEvents"]
     assert len(trace) == instructions and {e["ph"] for e in trace} == {"X"}
-    # ExecuTorch's Inspector reads the ETDump: every CPU operator, with a cost.
+    # ExecuTorch's Inspector reads the ETDump with the export's ETRecord: every CPU operator,
+    # with a cost, and the graph operators each kernel call ran.
     from executorch.devtools import Inspector
 
-    frame = Inspector(etdump_path=profile["etdump"]).to_dataframe()
+    inspector = Inspector(etdump_path=profile["etdump"], etrecord=profile["etrecord"])
+    frame = inspector.to_dataframe()
     costs = {name: raw for name, raw in zip(frame["event_name"], frame["raw"], strict=True)}
     for op in calls:
         name = f"native_call_{op.split('::')[-1]}"
         assert name in costs and all(t > 0 for t in costs[name]), (name, sorted(costs))
+    assert any(frame["op_types"].map(len) > 0)  # the ETRecord mapped instructions to the graph
 
 
 def test_second_deploy_takes_program_and_firmware_from_the_cache(first, tmp_path, capsys):
