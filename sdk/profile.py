@@ -26,6 +26,7 @@ class InstructionCost:
     start: int  # ticks from the first instruction's start
     ticks: int  # the CPU's, without the waits for the virtual U55
     npu_wait: int  # ticks the CPU waited for the virtual U55 (not NPU time)
+    delegate: int | None = None  # the delegate's index, for a delegate call
 
 
 @dataclass
@@ -43,7 +44,8 @@ class Profile:
         rows: dict[str, dict] = {}
         for cost in self.instructions:
             row = rows.setdefault(cost.what, {"what": cost.what, "kind": cost.kind, "calls": 0,
-                                              "ticks": 0, "npu_wait_ticks": 0})  # fmt: skip
+                                              "ticks": 0, "npu_wait_ticks": 0,
+                                              "delegate": cost.delegate})  # fmt: skip
             row["calls"] += 1
             row["ticks"] += cost.ticks
             row["npu_wait_ticks"] += cost.npu_wait
@@ -132,14 +134,15 @@ class Profile:
         return path
 
 
-def instruction_names(program: LoadedProgram) -> dict[int, tuple[str, str]]:
-    """pc -> (what, kind) for the first chain's kernel and delegate calls."""
-    names = {}
+def instruction_names(program: LoadedProgram) -> dict[int, tuple[str, str, int | None]]:
+    """pc -> (what, kind, delegate index) for the first chain's kernel and delegate calls."""
+    names: dict[int, tuple[str, str, int | None]] = {}
     for pc, call in program.kernel_calls():
-        names[pc] = (operator_name(program.plan.operators[call.op_index]), "cpu")
+        names[pc] = (operator_name(program.plan.operators[call.op_index]), "cpu", None)
     for pc, call in program.delegate_calls():
         delegate = program.plan.delegates[call.delegate_index]
-        names[pc] = (f"delegate {call.delegate_index} ({delegate.id})", "npu")
+        what = f"delegate {call.delegate_index} ({delegate.id})"
+        names[pc] = (what, "npu", call.delegate_index)
     return names
 
 
@@ -156,10 +159,12 @@ def build_profile(
     waits = [e["npu_wait"] for e in events[1:]] + [header["npu_wait_ticks"]]
     costs = []
     for event, end, wait_end in zip(events, ends, waits, strict=True):
-        what, kind = names.get(event["pc"], (f"instruction {event['pc']}", "cpu"))
+        what, kind, delegate = names.get(event["pc"], (f"instruction {event['pc']}", "cpu", None))
         npu_wait = wait_end - event["npu_wait"]
         ticks = max(end - event["start"] - npu_wait, 0)
-        costs.append(InstructionCost(event["pc"], what, kind, event["start"], ticks, npu_wait))
+        costs.append(
+            InstructionCost(event["pc"], what, kind, event["start"], ticks, npu_wait, delegate)
+        )
     return Profile(
         costs, header["run_ticks"], header["tick_hz"], header["dropped"], source, to_instructions
     )

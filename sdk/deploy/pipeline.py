@@ -43,6 +43,7 @@ from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.link.session import DEFAULT_BAUD
 from sdk.npz import read_arrays, write_arrays
+from sdk.png import confusion_png
 from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
 from sdk.progress import Steps
 from sdk.targets.base import RunOptions
@@ -191,7 +192,13 @@ def _validate_dataset(
         "host": [np.stack(outs) for outs in zip(*host, strict=True)] if host else [],
         **{ref: read_arrays(entry / DATASET_FILES[ref]) for ref in REFERENCES},
     }
-    return evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
+    section = evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
+    for out in section["outputs"]:  # the confusion matrices as images beside the report
+        if "classification" in out:
+            png = outputs_file.parent / f"confusion_output{out['index']}.png"
+            confusion_png(png, out["classification"]["confusion"])
+            out["classification"]["confusion_png"] = str(png)
+    return section
 
 
 def _profile_of(running, program: LoadedProgram, outdir: Path) -> dict | None:
@@ -203,6 +210,17 @@ def _profile_of(running, program: LoadedProgram, outdir: Path) -> dict | None:
     trace = profile.write_chrome_trace(outdir / PROFILE_TRACE_FILE)
     etdump = profile.write_etdump(outdir / PROFILE_ETDUMP_FILE)
     return {**profile.to_json(), "trace": str(trace), "etdump": str(etdump)}
+
+
+def _join_vela_estimates(profile: dict, export_report: dict) -> None:
+    """Each delegate row gets Vela's cycle estimate of its NPU work (`vela_estimate_cycles`,
+    an estimate beside the measured CPU side)."""
+    estimates = {
+        d["index"]: (d.get("vela_estimate") or {}).get("total_cycles")
+        for d in export_report.get("delegates", [])
+    }
+    for row in profile["operators"]:
+        row["vela_estimate_cycles"] = estimates.get(row.get("delegate"))
 
 
 def _dataset_note(section: dict) -> str:
@@ -352,6 +370,7 @@ def deploy(
             profile = _profile_of(running, program, outdir)
             if profile is not None:  # the export's ETRecord: Inspector names the operators
                 profile["etrecord"] = str(export_dir / ETRECORD_FILE)
+                _join_vela_estimates(profile, export_report)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:

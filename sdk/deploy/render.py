@@ -196,13 +196,15 @@ def render_profile(console, profile: dict, top: int = 10) -> None:
     from rich.table import Table
 
     table = Table(title=f"where the time goes ({profile['source']})", title_justify="left")
-    for column in ("operator", "on", "calls", "ticks", "instructions", "share %"):
+    columns = ("operator", "on", "calls", "ticks", "instructions", "share %", "Vela est. cycles")
+    for column in columns:
         table.add_column(column)
     for row in profile["operators"][:top]:
+        estimate = row.get("vela_estimate_cycles")
         table.add_row(
             row["what"], row["kind"], str(row["calls"]), str(row["ticks"]),
             "-" if row["instructions"] is None else str(row["instructions"]),
-            f"{100 * row['share']:.1f}",
+            f"{100 * row['share']:.1f}", "" if estimate is None else f"{estimate:.0f} (estimate)",
         )  # fmt: skip
     console.print(table)
     more = len(profile["operators"]) - top

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,9 @@ def test_a_classifier_over_a_data_set_reports_what_an_independent_count_finds(
     assert figures["top1"]["fp32"] > 80  # the model did learn: the check is not vacuous
     matrix = np.array(figures["confusion"])
     assert matrix.sum() == len(labels) and np.trace(matrix) == np.sum(device_top1 == labels)
+    png = Path(figures["confusion_png"]).read_bytes()
+    width, height = struct.unpack(">II", png[16:24])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == height == 4 * 16
     assert result["rows"]["device_vs_host"]["identical_samples"] == len(labels)
     rmse = float(np.sqrt(np.mean((device.reshape(fp32.shape).astype(np.float64) - fp32) ** 2)))
     assert result["rows"]["device_vs_fp32"]["rmse"] == pytest.approx(rmse, rel=1e-6)
