@@ -106,6 +106,18 @@ class Dut:
         report = self.bring_up().run(loaded, list(inputs), options)
         return DutResult(report.outputs, report.timing)
 
+    def run_dataset(self, program: Path | str | bytes, dataset: Path | str) -> Any:
+        """Every sample of D.npz (`sdk deploy --dataset`'s format) on the loaded program, one
+        run each: a sdk.deploy.dataset.DatasetResult (the outputs per output, stacked; its
+        `evaluate` judges them against references)."""
+        from sdk.deploy.dataset import read_dataset, run_dataset
+        from sdk.program.pte import load_program, numpy_dtype
+
+        loaded = load_program(program if isinstance(program, bytes) else Path(program))
+        example = [np.zeros(t.shape, numpy_dtype(t.scalar_type)) for t in loaded.inputs()]
+        data = read_dataset(Path(dataset), example)
+        return run_dataset(data, lambda x: self.run(loaded.data, x).outputs)
+
     def close(self) -> None:
         self._stack.close()
 

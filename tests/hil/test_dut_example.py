@@ -45,6 +45,15 @@ def test_outputs_are_the_model_s(dut):
     assert result.timing.run_ticks > 0
 
 
+def test_a_data_set_runs_sample_by_sample(dut, tmp_path):
+    samples = [inputs(10 + i) for i in range(6)]
+    xs, ys = (np.stack([s[k] for s in samples]) for k in range(2))
+    np.savez(tmp_path / "data.npz", arr_0=xs, arr_1=ys)
+    result = dut.run_dataset(program(), tmp_path / "data.npz")
+    assert result.measured == 6 and not result.interrupted
+    np.testing.assert_allclose(result.device[0], xs * 2.0 + ys, rtol=1e-6)
+
+
 def test_a_repeated_run_gives_the_same_outputs(dut):
     first = dut.run(program(), inputs(2))
     second = dut.run(program(), inputs(2), iterations=3)

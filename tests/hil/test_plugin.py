@@ -27,13 +27,13 @@ def run_pytest(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess,
 def test_serial_without_a_port_skips_with_the_reason(tmp_path):
     result, _ = run_pytest(tmp_path, "--target", "serial")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 skipped" in result.stdout and "passed" not in result.stdout
+    assert "3 skipped" in result.stdout and "passed" not in result.stdout
     assert "cannot be brought up here" in result.stdout and "needs --port URL" in result.stdout
 
 
 def test_serial_with_no_board_at_the_port_skips_with_the_reason(tmp_path):
     result, _ = run_pytest(tmp_path, "--target", "serial", "--port", "socket://127.0.0.1:9")
-    assert "2 skipped" in result.stdout and "passed" not in result.stdout, result.stdout
+    assert "3 skipped" in result.stdout and "passed" not in result.stdout, result.stdout
     assert "cannot be brought up here" in result.stdout
     assert "open port socket://127.0.0.1:9" in result.stdout
 
@@ -48,7 +48,7 @@ def test_an_unknown_board_is_a_usage_error_not_a_pass(tmp_path):
 def test_qemu_runs_record_target_and_timing_in_junit(tmp_path):
     result, junit = run_pytest(tmp_path, "--target", "qemu")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
     cases = ET.parse(junit).getroot().iter("testcase")
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
