@@ -117,7 +117,8 @@ def render_header() -> str:
     lines += ["};", "", "enum class NakReason : uint8_t {"]
     lines += [f"  {_camel(name)} = {code}," for name, code in link["nak_reasons"].items()]
     lines += ["};", ""]
-    names = ["frame_header", "tensor_header", "program_blob_header", *link["payloads"]]
+    names = ["frame_header", "frame_trailer", "tensor_header", "program_blob_header"]
+    names += list(link["payloads"])
     lines += [f"constexpr uint32_t kNpuNoRead = 0x{link['npu_no_read']:08X};"]
     lines += [f"constexpr size_t kMaxProfileEvents = {link['max_profile_events']};"]
     modes = link["link_test_modes"].items()

@@ -13,7 +13,7 @@ namespace hostlink {
 using namespace contract;  // NOLINT: the contract's names are the link's
 
 constexpr size_t kHeaderSize = kFrameHeaderSize;
-constexpr size_t kCrcSize = 4;
+constexpr size_t kCrcSize = kFrameTrailerSize;
 constexpr size_t kMinBody = kHeaderSize + kCrcSize;
 constexpr size_t kMaxBody = kHeaderSize + kMaxPayload + kCrcSize;
 constexpr size_t kMaxEncoded = cobs_max_encoded(kMaxBody);

@@ -25,7 +25,7 @@ HEADER = contract.struct_of("frame_header")  # version, kind, seq, session, leng
 TENSOR_HEADER = contract.struct_of("tensor_header")
 Kind = contract.kinds()
 DELIMITER = b"\x00"
-CRC = struct.Struct("<I")
+CRC = contract.struct_of("frame_trailer")
 MIN_BODY = HEADER.size + CRC.size
 MAX_BODY = MIN_BODY + MAX_PAYLOAD
 # COBS adds one byte per 254 and one more; anything longer between delimiters is not a frame.
