@@ -47,6 +47,7 @@ class FvpDriver:
         # $SDK_FVP, else board.yaml's binary; `--fvp` (RunOptions.fvp) overrides: binary_for.
         self.binary = os.environ.get(FVP_ENV) or resource.binary
         self.npu_config = self.board.npu_config(npu_config)
+        self.running_config: str | None = None  # while an FVP this driver started runs
 
     def binary_for(self, options: RunOptions | None) -> str:
         """The FVP binary a run with `options` uses: --fvp PATH, else $SDK_FVP / board.yaml."""
@@ -69,7 +70,8 @@ class FvpDriver:
         return Availability(True, path)
 
     def follow(self, program: LoadedProgram) -> None:
-        """Take the NPU config the program's Ethos-U command streams were compiled for."""
+        """Take the NPU config the program's Ethos-U command streams were compiled for; an
+        FVP already running with another is a UsageError (its MAC count is set at start)."""
         from sdk.program.audit import read_delegates
 
         macs = {d.vela.macs_per_cycle for d in read_delegates(program) if d.vela is not None}
@@ -84,6 +86,11 @@ class FvpDriver:
             raise UsageError(
                 f"the program was compiled for a {count}-MAC NPU; board {self.board.name} has "
                 f"{', '.join(self.board.npu_configs)}"
+            )
+        if self.running_config is not None and wanted[0] != self.running_config:
+            raise UsageError(
+                f"the FVP runs {self.running_config}; the program was compiled for {wanted[0]}: "
+                "run it on an FVP started for it (a run of its own)"
             )
         self.npu_config = wanted[0]
 
@@ -149,4 +156,10 @@ class FvpDriver:
         with AnnouncedLinkProcess(
             command, workdir, self.binary, announce, START_TIMEOUT_S, console_log
         ) as fvp:
-            yield Console(fvp.url, options.baud, console_log, lambda exc: explain_exit(fvp, exc))
+            self.running_config = self.npu_config
+            try:
+                yield Console(
+                    fvp.url, options.baud, console_log, lambda exc: explain_exit(fvp, exc)
+                )
+            finally:
+                self.running_config = None

@@ -50,6 +50,7 @@ class Running:
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
         """Load `program` (unless it is loaded), run it on `inputs` and check the outputs."""
+        self.strategy.power.follow(program)  # what the running board cannot take is said here
         arrays, record = run_linked(
             self.session,
             program,

@@ -80,6 +80,16 @@ def test_the_fvp_binary_comes_from_the_environment(monkeypatch, tmp_path: Path):
         pass
 
 
+def test_a_running_fvp_refuses_a_program_for_another_mac_count(programs):
+    from sdk.program.pte import load_program
+
+    target = fvp_driver(load_board("corstone300"), "ethos-u55-256")
+    target.running_config = "ethos-u55-256"  # as while `on` holds the FVP started for it
+    with pytest.raises(UsageError, match="the FVP runs ethos-u55-256; the program was compiled"):
+        target.follow(load_program(programs["delegate"]))  # compiled for ethos-u55-128
+    target.follow(load_program(programs["add"]))  # no delegate: any FVP runs it
+
+
 def test_num_macs_follow_the_program_s_compiled_npu(programs):
     from sdk.program.pte import load_program
 
