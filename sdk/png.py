@@ -27,10 +27,12 @@ def write_gray_png(path: Path, image: np.ndarray) -> Path:
     return path
 
 
-def confusion_png(path: Path, matrix: list[list[int]], cell: int = 16) -> Path:
+def confusion_png(path: Path, matrix: list[list[int]]) -> Path:
     """Rows: labels, columns: predictions; darker is more (each row scaled to its own count,
-    so rare classes show as clearly as common ones)."""
+    so rare classes show as clearly as common ones). Cells of 16 pixels, smaller for many
+    classes (the image stays within about 1024 pixels a side)."""
     counts = np.asarray(matrix, dtype=np.float64)
+    cell = max(1, min(16, 1024 // max(len(counts), 1)))
     totals = counts.sum(axis=1, keepdims=True)
     share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     pixels = (255 - np.round(share * 255)).astype(np.uint8)

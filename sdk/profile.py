@@ -120,7 +120,7 @@ class Profile:
         for cost in self.instructions:
             if cost.kind == "npu":
                 events.append(event("DELEGATE_CALL", cost))
-            else:
+            elif cost.kind == "cpu":
                 events.append(event("OPERATOR_CALL", cost))
                 events.append(event(f"native_call_{cost.what.split('::')[-1]}", cost))
         dump = ETDumpFlatCC(
@@ -134,9 +134,18 @@ class Profile:
         return path
 
 
+WRAP = 1 << 32  # the firmware's tick fields are u32: differences are taken modulo this
+CONTROL = "control"  # Move, JumpFalse, Free: the runtime's own steps, no kernel
+
+
 def instruction_names(program: LoadedProgram) -> dict[int, tuple[str, str, int | None]]:
-    """pc -> (what, kind, delegate index) for the first chain's kernel and delegate calls."""
+    """pc -> (what, kind, delegate index): the first chain's kernel calls ("cpu"), delegate
+    calls ("npu") and the runtime's own steps (CONTROL, named by their kind)."""
     names: dict[int, tuple[str, str, int | None]] = {}
+    for chain in program.plan.chains[:1]:
+        for pc, instruction in enumerate(chain.instructions):
+            kind = type(instruction.instr_args).__name__.removesuffix("Call").lower()
+            names[pc] = (kind, CONTROL, None)
     for pc, call in program.kernel_calls():
         names[pc] = (operator_name(program.plan.operators[call.op_index]), "cpu", None)
     for pc, call in program.delegate_calls():
@@ -155,16 +164,26 @@ def build_profile(
 ) -> Profile:
     """The firmware's PROFILE reply (sdk.link.session.LinkSession.profile) over `program`."""
     names = instruction_names(program)
-    ends = [e["start"] for e in events[1:]] + [header["run_ticks"]]
-    waits = [e["npu_wait"] for e in events[1:]] + [header["npu_wait_ticks"]]
+    dropped = header["dropped"]
+    # Past the firmware's buffer the next start is unknown: the last recorded instruction and
+    # the ones not recorded share the rest of the run, reported as a row of their own.
+    last = (header["run_ticks"], header["npu_wait_ticks"])
+    ends = [(e["start"], e["npu_wait"]) for e in events[1:]]
+    ends.append((events[-1]["start"], events[-1]["npu_wait"]) if dropped and events else last)
     costs = []
-    for event, end, wait_end in zip(events, ends, waits, strict=True):
-        what, kind, delegate = names.get(event["pc"], (f"instruction {event['pc']}", "cpu", None))
-        npu_wait = wait_end - event["npu_wait"]
-        ticks = max(end - event["start"] - npu_wait, 0)
+    for event, (end, wait_end) in zip(events, ends, strict=True):
+        what, kind, delegate = names.get(event["pc"], (f"instruction {event['pc']}", CONTROL, None))
+        npu_wait = (wait_end - event["npu_wait"]) % WRAP
+        ticks = ((end - event["start"]) % WRAP - npu_wait) % WRAP
         costs.append(
             InstructionCost(event["pc"], what, kind, event["start"], ticks, npu_wait, delegate)
         )
+    if dropped and events:
+        start, wait = events[-1]["start"], events[-1]["npu_wait"]
+        npu_wait = (last[1] - wait) % WRAP
+        ticks = ((last[0] - start) % WRAP - npu_wait) % WRAP
+        what = f"the last recorded instruction and {dropped} not recorded"
+        costs.append(InstructionCost(-1, what, CONTROL, start, ticks, npu_wait))
     return Profile(
         costs, header["run_ticks"], header["tick_hz"], header["dropped"], source, to_instructions
     )

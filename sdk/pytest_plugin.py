@@ -116,7 +116,11 @@ class Dut:
         loaded = load_program(program if isinstance(program, bytes) else Path(program))
         example = [np.zeros(t.shape, numpy_dtype(t.scalar_type)) for t in loaded.inputs()]
         data = read_dataset(Path(dataset), example)
-        return run_dataset(data, lambda x: self.run(loaded.data, x).outputs)
+        running = self.bring_up()
+        result = run_dataset(data, lambda x: running.run(loaded, x, self.options).outputs)
+        if result.interrupted:
+            raise KeyboardInterrupt  # Ctrl-C stops the test session, as anywhere else
+        return result
 
     def close(self) -> None:
         self._stack.close()

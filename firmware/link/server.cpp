@@ -508,6 +508,7 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
 rt::Error Server::on_run(const Frame& request, size_t* n) {
   outputs_ = Outputs::None;  // whatever this RUN turns out to be, the last one's are gone
   crc_index_ = SIZE_MAX;
+  profile_valid_ = false;  // and so is its profile, until an iteration passes
   RT_TRY(expect_size(request, kRunSize));
   uint32_t iterations = get_u32(request.payload + kRunIterations);
   RT_CHECK(iterations >= 1, rt::Error::BadMessage, "RUN: 0 iterations");
@@ -533,7 +534,7 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
     err = runner_.execute(1, &one);
     profile_run_ticks_ = static_cast<uint32_t>(clock_() - profile_start_);
     profile_npu_wait_ = static_cast<uint32_t>(serving_npu_ticks_ - profile_npu_start_);
-    profile_valid_ = profile_count_ > 0;
+    profile_valid_ = err == rt::Error::Ok && profile_count_ > 0;
     first_execute_failed = err != rt::Error::Ok && it == 0;
     if (err != rt::Error::Ok && iterations > 1) {
       rt::add_context("iteration %lu of %lu", ul(it + 1), ul(iterations));
@@ -643,7 +644,8 @@ void Server::profile_step(void* ctx, size_t pc) {
 rt::Error Server::on_profile(const Frame& request, size_t* n) {
   RT_TRY(expect_size(request, kProfileSize));
   uint32_t first = get_u32(request.payload + kProfileFirst);
-  RT_CHECK(profile_valid_, rt::Error::BadMessage, "PROFILE: no RUN has executed since the LOAD");
+  RT_CHECK(profile_valid_, rt::Error::BadMessage,
+           "PROFILE: no RUN has passed since the LOAD (or the program runs no instruction)");
   RT_CHECK(first <= profile_count_, rt::Error::BadMessage,
            "PROFILE: event %lu of %lu recorded", ul(first), ul(profile_count_));
   size_t room = (kMaxPayload - kProfileReplySize) / kProfileEventSize;

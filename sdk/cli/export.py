@@ -111,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
         "  boundary audit: " + ("ok" if audit["ok"] else "FAILED: " + "; ".join(audit["problems"]))
     )
     print(f"  report: {result.report_path}")
+    bundle = result.program_path.with_suffix(".bpte")
     if args.bundle:
         print(f"  bundled program: {write_example_bundle(result.program_path)}")
+    else:
+        bundle.unlink(missing_ok=True)  # an earlier export's: it no longer matches the program
     return 0 if audit["ok"] else 3
 
 

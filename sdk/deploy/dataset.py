@@ -202,6 +202,16 @@ def evaluate(
     labels = None if result.dataset.labels is None else result.dataset.labels[:n]
     outputs, failures = [], []
     for i, device in enumerate(result.device):
+        missing = [
+            name for name, refs in references.items()
+            if i >= len(refs) or np.asarray(refs[i][:n]).size != device.size
+        ]  # fmt: skip
+        if missing:
+            failures.append(
+                f"output {i}: no matching output of {', '.join(missing)} to compare "
+                f"(device {list(device.shape)})"
+            )
+            continue
         ref = {
             name: np.asarray(refs[i][:n]).reshape(device.shape) for name, refs in references.items()
         }
@@ -244,6 +254,11 @@ def evaluate(
                     "`sdk numerics`"
                 )
         outputs.append(entry)
+    if labels is not None and n and not any("classification" in o for o in outputs):
+        failures.append(
+            f"the labels (classes 0..{int(labels.max())}) fit no output: none has that many "
+            "values per sample (are they 1-based, or with an 'ignore' value?)"
+        )
     if result.interrupted:
         failures.insert(0, f"interrupted after {n} of {result.dataset.size} samples")
     if n == 0:

@@ -181,6 +181,9 @@ def render_dataset(console, section: dict) -> None:
             f" of samples, with fp32 on {agree['device_vs_fp32']:.2f}%"
         )
         matrix = classification["confusion"]
+        if len(matrix) > 20:
+            console.print(f"confusion matrix: {classification.get('confusion_png', 'deploy.json')}")
+            continue
         confusion = Table(title="confusion (rows: label, columns: device)", title_justify="left")
         confusion.add_column("")
         for j in range(len(matrix)):

@@ -238,6 +238,18 @@ def _staging(outdir: Path):
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def _write_etrecord(path: Path, edge, manager) -> None:
+    """ExecuTorch's ETRecord for its Inspector: best effort (the program stands without it; a
+    failure is logged, never a failed export)."""
+    from executorch.devtools import generate_etrecord
+
+    try:
+        generate_etrecord(path, edge, manager)
+    except Exception as exc:  # ExecuTorch's own failure, whatever it is
+        path.unlink(missing_ok=True)
+        logging.getLogger(__name__).warning("no ETRecord written: %s", one_line(exc))
+
+
 def _lowered_modules(edge) -> list:
     """The edge graph's lowered delegate modules in call order (= the program's delegate order)."""
     module = edge.exported_program().graph_module
@@ -401,9 +413,7 @@ def _lower_once(
                 manager = edge.to_executorch()
                 program_bytes = manager.buffer
                 if edge_copy is not None:
-                    from executorch.devtools import generate_etrecord
-
-                    generate_etrecord(stage / ETRECORD_FILE, edge_copy, manager)
+                    _write_etrecord(stage / ETRECORD_FILE, edge_copy, manager)
         except SdkError:
             raise
         except (Exception, SystemExit) as exc:

@@ -59,8 +59,11 @@ def _array(value, where: str) -> np.ndarray:
     entry = DTYPES.get(value.val.scalar_type)
     if entry is None or entry.numpy is None:
         raise ProgramError(f"{where}: dtype {value.val.scalar_type} has no numpy equivalent")
-    data = np.frombuffer(bytes(value.val.data), dtype=entry.numpy)
-    return data.reshape(tuple(value.val.sizes)).copy()
+    try:
+        data = np.frombuffer(bytes(value.val.data), dtype=entry.numpy)
+        return data.reshape(tuple(value.val.sizes)).copy()
+    except ValueError as exc:  # data that does not make its sizes
+        raise ProgramError(f"{where}: {exc}") from None
 
 
 def read_bundle(path: Path) -> tuple[bytes, list[BundleCase]]:
@@ -77,7 +80,7 @@ def read_bundle(path: Path) -> tuple[bytes, list[BundleCase]]:
     except Exception as exc:  # flatc/json errors of a damaged file: one line
         raise ProgramError(f"{path}: not a readable bundled program ({exc})") from None
     suites = [s for s in bundle.method_test_suites if s.method_name == METHOD]
-    if not suites:
+    if not suites or not suites[0].test_cases:
         raise ProgramError(f"{path}: no test cases for method {METHOD!r}")
     cases = []
     for c, case in enumerate(suites[0].test_cases):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import TargetError, UsageError
+from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
 from sdk.link.session import LinkSession, Timeouts, open_port
@@ -74,10 +74,14 @@ class Running:
             log_path=self.session.log.path,
         )
 
-    def profile(self, program: LoadedProgram) -> Profile:
+    def profile(self, program: LoadedProgram) -> Profile | None:
         """Where the last run's time went, per instruction (its last iteration): the
-        firmware's PROFILE events in this target's clock (instructions on QEMU)."""
-        header, events = self.session.profile()
+        firmware's PROFILE events in this target's clock (instructions on QEMU). None when
+        the firmware keeps none (older firmware on a board, a program of no instruction)."""
+        try:
+            header, events = self.session.profile()
+        except FirmwareRefused:
+            return None
         power = self.strategy.power
         clock = power.timing(0, 0, header["tick_hz"])  # the target's own rate and source
 

@@ -127,3 +127,24 @@ def test_the_verdict_fails_on_a_device_that_differs_a_lost_accuracy_or_an_interr
     assert not section["passed"] and "quantization-quality miss" in section["failure"]
     section = evaluate(_result(fp32, labels, interrupted=True), refs, Thresholds())
     assert not section["passed"] and section["failure"].startswith("interrupted after 20")
+
+
+def test_the_confusion_matrix_is_labels_by_predictions():
+    from sdk.deploy.dataset import confusion
+
+    assert confusion(np.array([2, 2, 0]), np.array([1, 2, 0]), 3) == [
+        [1, 0, 0],
+        [0, 0, 1],  # label 1 predicted as 2
+        [0, 0, 1],
+    ]
+
+
+def test_labels_no_output_can_hold_or_a_missing_reference_fail_in_one_line():
+    out = np.eye(4, dtype=np.float32)[np.arange(8) % 4][:, None, :]
+    refs = {"host": [out], "quantized": [out], "fp32": [out]}
+    section = evaluate(_result(out, np.arange(8) + 1), refs, Thresholds())  # 1-based: 8 > 4
+    assert not section["passed"] and "fit no output" in section["failure"]
+    short = {"host": [out], "quantized": [], "fp32": [out[:, :, :2]]}
+    section = evaluate(_result(out, None), short, Thresholds())
+    assert not section["passed"]
+    assert "no matching output of quantized, fp32" in section["failure"]

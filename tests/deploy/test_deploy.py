@@ -124,7 +124,8 @@ def test_the_report_says_where_the_time_goes_per_operator(first):
     delegates = [r for r in profile["operators"] if r["kind"] == "npu"]
     assert len(delegates) == len(program.plan.delegates)
     assert all(r["npu_wait_ticks"] > 0 for r in delegates)  # the virtual U55's host time, apart
-    assert profile["cpu_kernel_ticks"] > 0 and all(r["instructions"] > 0 for r in rows.values())
+    work = [r for r in rows.values() if r["kind"] in ("cpu", "npu")]
+    assert profile["cpu_kernel_ticks"] > 0 and all(r["instructions"] > 0 for r in work)
     assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0)
     trace = json.loads(Path(profile["trace"]).read_text())["traceEvents"]
     assert len(trace) == instructions and {e["ph"] for e in trace} == {"X"}

@@ -50,12 +50,16 @@ def test_sdk_run_checks_every_case_and_a_wrong_expectation_fails(
     assert "test case 0" in capsys.readouterr().err
 
 
-def test_a_damaged_bundle_is_one_line(tmp_path, capsys):
+def test_a_damaged_or_empty_bundle_is_one_line(programs, tmp_path, capsys):
     bad = tmp_path / "bad.bpte"
     bad.write_bytes(b"not a bundle at all")
     assert main(["run", str(bad), "-o", str(tmp_path / "o.npz")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a readable bundled program" in err[0], err
+    empty = write_bundle(programs["add"], [], tmp_path / "empty.bpte")
+    assert main(["run", str(empty), "-o", str(tmp_path / "o.npz")]) != 0  # nothing to compare
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no test cases" in err[0], err
 
 
 @pytest.mark.slow
