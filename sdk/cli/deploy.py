@@ -114,7 +114,7 @@ def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: b
 
 def _deploy(args: argparse.Namespace, steps):
     from sdk.cache import Cache
-    from sdk.deploy.dataset import Thresholds
+    from sdk.dataset import Thresholds
     from sdk.deploy.pipeline import deploy
 
     return deploy(

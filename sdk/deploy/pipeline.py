@@ -25,7 +25,7 @@ import numpy as np
 from sdk.accuracy import REFERENCES, THRESHOLDS, measure, zero_reference_bound
 from sdk.cache import Cache, digest
 from sdk.compare import DEFAULT_RTOL, compare_each
-from sdk.deploy.dataset import Thresholds, evaluate, read_dataset, run_dataset
+from sdk.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.deploy.keys import (
     FIRMWARE_KIND,
     PROGRAM_KIND,
@@ -273,7 +273,7 @@ def deploy(
     the saved TOSA, so by default a deploy checks Vela's command stream against the TOSA
     graph it was compiled from.
 
-    `dataset` (sdk.deploy.dataset): also run every sample of D.npz on the loaded program and
+    `dataset` (sdk.dataset): also run every sample of D.npz on the loaded program and
     report the data-set figures; the deploy then passes only when they meet
     `dataset_thresholds` too."""
     from sdk.firmware.memory import check_fits, elf_region_use, program_needs

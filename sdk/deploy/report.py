@@ -135,7 +135,7 @@ class DeployReport:
     memory: list[dict]
     arenas: dict | None
     files: dict
-    dataset: dict | None = None  # sdk.deploy.dataset.evaluate(): the --dataset figures
+    dataset: dict | None = None  # sdk.dataset.evaluate(): the --dataset figures
     profile: dict | None = None  # sdk.profile.Profile.to_json(): where the run's time went
 
     def to_json(self) -> dict:

@@ -17,14 +17,16 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sdk.errors import TargetError
-from sdk.flash import FlashResult, flash_firmware
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.emulator import Preload
 from sdk.targets.resources import FlashMethods
+
+if TYPE_CHECKING:
+    from sdk.flash import FlashResult
 
 
 @dataclass
@@ -110,6 +112,8 @@ class BoardFlash:
         return None
 
     def flash(self, elf: Path, method: str | None = None) -> FlashResult:
+        from sdk.flash import flash_firmware  # `sdk flash` only: not a run's import
+
         return flash_firmware(
             self.resource.methods, self.board_name, elf, method=method,
             drive=self.resource.drive, probe=self.resource.probe,
