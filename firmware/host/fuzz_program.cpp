@@ -1,5 +1,6 @@
 // Fuzzing the program loader, the method loader and execution with the
-// firmware's real kernels: nothing from a .pte may crash the runtime.
+// firmware's real kernels: nothing from a .pte (or a .bpte's program, found
+// in place by runner::program_in_bundle) may crash the runtime.
 //
 // Built with libFuzzer when clang is there (-DSDK_LIBFUZZER), otherwise with
 // the plain mutation driver (fuzz_driver.h):
@@ -15,6 +16,7 @@
 #include "fuzz_driver.h"
 #include "rt/method.h"
 #include "rt/program.h"
+#include "runner.h"
 #include "test_support.h"
 
 namespace {
@@ -26,7 +28,11 @@ alignas(16) uint8_t g_scratch[1 << 12];
 // True when the program passed verification (whatever its method did).
 bool run_one(const uint8_t* data, size_t size) {
   test::Bytes program_bytes(data, size);  // aligned copy, exactly `size` bytes readable
-  rt::Result<rt::Program> program = rt::Program::load(program_bytes.data(), size);
+  rt::ConstBytes bytes{program_bytes.data(), size};
+  if (runner::is_bundle(bytes) && runner::program_in_bundle(bytes, &bytes) != rt::Error::Ok) {
+    return false;  // a .bpte (the link's LOAD_SLOT takes them): its program, in place
+  }
+  rt::Result<rt::Program> program = rt::Program::load(bytes.data, bytes.size);
   if (!program.ok()) {
     return false;
   }

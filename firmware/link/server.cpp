@@ -448,6 +448,9 @@ rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
   rt::ConstBytes program;
   RT_TRY(runner::open_program_blob(config_.program_slot.data, config_.program_slot.size,
                                    &program));
+  if (runner::is_bundle(program)) {  // a .bpte: its program, read where it lies
+    RT_TRY(runner::program_in_bundle(program, &program));
+  }
   RT_CHECK(program.size == size, rt::Error::InvalidProgram,
            "the program slot's blob holds %lu bytes, LOAD_SLOT announced %lu", ul(program.size),
            ul(size));

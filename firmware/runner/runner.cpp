@@ -1,6 +1,7 @@
 // The preloaded program blob (runner.h).
 #include "runner.h"
 
+#include "bundled_program_schema_generated.h"
 #include "console.h"
 #include "frame.h"
 
@@ -34,6 +35,24 @@ rt::Error open_program_blob(const uint8_t* slot, size_t slot_size, rt::ConstByte
   RT_CHECK(crc == expected_crc, kError, "program blob CRC is %08lx, its header says %08lx (corrupt)",
            ul(crc), ul(expected_crc));
   *payload = rt::ConstBytes{slot + kProgramBlobHeaderSize, size};
+  return rt::Error::Ok;
+}
+
+bool is_bundle(rt::ConstBytes bytes) {
+  return bytes.size >= 8 && flatbuffers::BufferHasIdentifier(
+                                bytes.data, bundled_program_flatbuffer::BundledProgramIdentifier());
+}
+
+rt::Error program_in_bundle(rt::ConstBytes bundle, rt::ConstBytes* program) {
+  constexpr rt::Error kError = rt::Error::InvalidProgram;
+  RT_CHECK(is_bundle(bundle), kError, "not a bundled program (no BP08 identifier)");
+  flatbuffers::Verifier verifier(bundle.data, bundle.size);
+  RT_CHECK(bundled_program_flatbuffer::VerifyBundledProgramBuffer(verifier), kError,
+           "the bundled program does not verify (damaged or not a .bpte)");
+  const auto* root = bundled_program_flatbuffer::GetBundledProgram(bundle.data);
+  const flatbuffers::Vector<uint8_t>* bytes = root->program();
+  RT_CHECK(bytes != nullptr && bytes->size() > 0, kError, "the bundled program holds no program");
+  *program = rt::ConstBytes{bytes->data(), bytes->size()};
   return rt::Error::Ok;
 }
 

@@ -17,4 +17,10 @@ namespace runner {
 // InvalidProgram with a reason otherwise.
 rt::Error open_program_blob(const uint8_t* slot, size_t slot_size, rt::ConstBytes* payload);
 
+// `bytes` is ExecuTorch's BundledProgram (.bpte: file identifier "BP08")?
+bool is_bundle(rt::ConstBytes bytes);
+// The program inside a BundledProgram, in place (no copy): the bundle verified as a whole
+// (flatbuffers' verifier) and its `program` vector returned. InvalidProgram otherwise.
+rt::Error program_in_bundle(rt::ConstBytes bundle, rt::ConstBytes* program);
+
 }  // namespace runner

@@ -109,8 +109,10 @@ def run(args: argparse.Namespace) -> int:
     # not take) is said before anything is read or built; a board's port is opened once, by
     # its run (opening it twice may reset it).
     bundled = args.program.suffix == ".bpte"
-    if bundled and args.tosa_dir is None:  # `sdk export --bundle` wrote it beside model.pte
-        options["tosa_dir"] = args.program.parent / "tosa"
+    if bundled:
+        options["bundle"] = args.program  # an emulator preloads it: the firmware reads it there
+        if args.tosa_dir is None:  # `sdk export --bundle` wrote it beside model.pte
+            options["tosa_dir"] = args.program.parent / "tosa"
     target = make_target(args.target, board, RunOptions(**options))
     target.strategy.preflight(RunOptions(**options))
     if args.inputs is None and not bundled:

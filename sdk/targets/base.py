@@ -49,6 +49,7 @@ class RunOptions:
     iterations: int = 1
     firmware: Path | None = None  # a built ELF to boot instead of building one
     fvp: Path | None = None  # fvp: the simulator's binary
+    bundle: Path | None = None  # the .bpte the program came from (emulators preload it whole)
 
 
 @dataclass(frozen=True)

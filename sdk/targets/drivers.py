@@ -58,8 +58,9 @@ class PowerDriver(Protocol):
         """Take what the program asks of the board (the FVP: its NPU's MAC count)."""
         ...
 
-    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
-        """Files to place in memory before boot for `program` (none where nothing is booted)."""
+    def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
+        """Files to place in memory before boot for `program` (none where nothing is booted;
+        `options.bundle`: the .bpte it came from, whose program the firmware reads in place)."""
         ...
 
     def on(

@@ -41,13 +41,15 @@ PRELOAD_PROGRAM_OVER = 16 * 1024
 
 
 def program_preloads(
-    emulator: EmulatorBinary, program: LoadedProgram, workdir: Path
+    emulator: EmulatorBinary, program: LoadedProgram, workdir: Path, bundle: Path | None = None
 ) -> list[Preload]:
-    """A program over PRELOAD_PROGRAM_OVER as a blob for the board's program slot (LOAD_SLOT)."""
-    if len(program.data) <= PRELOAD_PROGRAM_OVER:
+    """A blob for the board's program slot (LOAD_SLOT): the `bundle` the program came from
+    (a .bpte: the firmware takes its program in place), else a program over
+    PRELOAD_PROGRAM_OVER."""
+    if bundle is None and len(program.data) <= PRELOAD_PROGRAM_OVER:
         return []
     blob = workdir / "program.sdkp"
-    blob.write_bytes(pack_program(program.data))
+    blob.write_bytes(pack_program(bundle.read_bytes() if bundle else program.data))
     return [Preload(blob, emulator.board.slots["program"].base)]
 
 

@@ -137,8 +137,8 @@ class FvpDriver:
         self.binary = self.binary_for(options)
         self._require_binary()
 
-    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
-        return program_preloads(self.resource, program, workdir)
+    def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
+        return program_preloads(self.resource, program, workdir, options.bundle)
 
     @contextlib.contextmanager
     def on(

@@ -71,8 +71,8 @@ class QemuDriver:
     def follow(self, program: LoadedProgram) -> None:
         """QEMU has no NPU: the virtual U55 takes any program's MAC count."""
 
-    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
-        return program_preloads(self.resource, program, workdir)
+    def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
+        return program_preloads(self.resource, program, workdir, options.bundle)
 
     @contextlib.contextmanager
     def on(

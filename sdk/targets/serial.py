@@ -77,7 +77,7 @@ class SerialDriver:
     def follow(self, program: LoadedProgram) -> None:
         """The board's NPU is what it is: a program for another MAC count fails at its load."""
 
-    def preloads(self, program: LoadedProgram, workdir: Path) -> list[Preload]:
+    def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
         return []  # nothing is booted: the program goes over the link
 
     @contextlib.contextmanager

@@ -153,7 +153,7 @@ class LinkStrategy:
         placed = list(preloads)
         preloaded = None
         if program is not None and image is not None:
-            extra = self.power.preloads(program, workdir)
+            extra = self.power.preloads(program, workdir, options)
             preloaded = program if extra else None
             placed += extra
         with self.power.on(image, workdir, placed, options) as console:

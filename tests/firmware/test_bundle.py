@@ -63,8 +63,12 @@ def test_a_damaged_or_empty_bundle_is_one_line(programs, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_bundle_runs_on_qemu(bundle, tmp_path, capsys):
+def test_a_bundle_runs_on_qemu_the_firmware_reading_its_program_in_place(bundle, tmp_path, capsys):
+    """The .bpte is preloaded whole; LOAD_SLOT makes the firmware find the program inside it
+    (runner::program_in_bundle) and check its SHA-256: no LOAD, no copy."""
     path, _ = bundle
     code = main(["run", "--target", "qemu", str(path), "-o", str(tmp_path / "out.npz")])
     assert code == 0
-    assert "bit-identical" in capsys.readouterr().out
+    assert capsys.readouterr().out.count("bit-identical") == 2
+    log = (tmp_path / "out.qemu" / "link.log").read_text()
+    assert "LOAD_SLOT" in log and "LOAD_BEGIN" not in log

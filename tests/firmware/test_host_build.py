@@ -35,8 +35,17 @@ def test_unit_tests_pass_under_sanitizers(host_build: Path, programs, name: str)
     assert "FAIL" not in result.stdout
 
 
-def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs):
-    seeds = [str(programs[name]) for name in FUZZ_SEEDS]
+def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs, tmp_path: Path):
+    from fwprograms import random_inputs
+
+    from sdk.program.bundle import BundleCase, write_bundle
+    from sdk.targets.host import run_host
+
+    # A .bpte seed too: mutants of a bundle go through runner::program_in_bundle first.
+    add = programs["add"]
+    inputs = random_inputs(add)
+    bundle = write_bundle(add, [BundleCase(inputs, run_host(add, inputs))], tmp_path / "a.bpte")
+    seeds = [str(programs[name]) for name in FUZZ_SEEDS] + [str(bundle)]
     result = subprocess.run(
         [str(host_build / "fuzz_program"), "--iterations", "5000", "--seed", "7", *seeds],
         capture_output=True,
@@ -48,6 +57,7 @@ def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs):
     # Some mutants must get past verification, or the fuzzing never reaches the method loader.
     passed = int(result.stdout.split(",")[1].split()[0])
     assert passed > 100, result.stdout
+    assert f"{len(seeds)} of {len(seeds)} seeds passed verification" in result.stdout
 
 
 def test_host_link_matches_executorch_bit_for_bit(host_run, programs):
