@@ -87,6 +87,7 @@ class Dut:
         self.workdir = workdir
         self._stack = contextlib.ExitStack()
         self._running: Any = None
+        self.last_timing: Any = None  # of the last sample dut.run_dataset ran
 
     def bring_up(self) -> Any:
         """The target running (an emulator booted with the firmware to use, a board's port
@@ -117,7 +118,13 @@ class Dut:
         example = [np.zeros(t.shape, numpy_dtype(t.scalar_type)) for t in loaded.inputs()]
         data = read_dataset(Path(dataset), example)
         running = self.bring_up()
-        result = run_dataset(data, lambda x: running.run(loaded, x, self.options).outputs)
+
+        def run_one(x: list[np.ndarray]) -> list[np.ndarray]:
+            report = running.run(loaded, x, self.options)
+            self.last_timing = report.timing
+            return report.outputs
+
+        result = run_dataset(data, run_one)
         if result.interrupted:
             raise KeyboardInterrupt  # Ctrl-C stops the test session, as anywhere else
         return result
@@ -157,17 +164,29 @@ def dut(_sdk_dut: Dut, record_property) -> Dut:
     record_property("sdk_target", _sdk_dut.target_name)
     record_property("sdk_board", _sdk_dut.board.name)
     original = _sdk_dut.run
+    original_dataset = _sdk_dut.run_dataset
+
+    def record(timing) -> None:
+        record_property("sdk_timing_source", timing.source)
+        if timing.run_ticks is not None:
+            record_property("sdk_run_ticks", timing.run_ticks)
+            record_property("sdk_tick_hz", timing.tick_hz)
+        if timing.instructions is not None:
+            record_property("sdk_instructions", timing.instructions)
 
     def run(*args, **kwargs) -> DutResult:
         result = original(*args, **kwargs)
-        record_property("sdk_timing_source", result.timing.source)
-        if result.timing.run_ticks is not None:
-            record_property("sdk_run_ticks", result.timing.run_ticks)
-            record_property("sdk_tick_hz", result.timing.tick_hz)
-        if result.timing.instructions is not None:
-            record_property("sdk_instructions", result.timing.instructions)
+        record(result.timing)
+        return result
+
+    def run_dataset(*args, **kwargs):
+        result = original_dataset(*args, **kwargs)
+        if _sdk_dut.last_timing is not None:
+            record(_sdk_dut.last_timing)
         return result
 
     _sdk_dut.run = run  # type: ignore[method-assign]
+    _sdk_dut.run_dataset = run_dataset  # type: ignore[method-assign]
     yield _sdk_dut
     _sdk_dut.run = original  # type: ignore[method-assign]
+    _sdk_dut.run_dataset = original_dataset  # type: ignore[method-assign]
