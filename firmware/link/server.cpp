@@ -533,7 +533,6 @@ rt::Error Server::on_run(const Frame& request, size_t* n) {
     runner::RunTiming one;
     profile_count_ = 0;  // each iteration's profile replaces the last one's
     profile_dropped_ = 0;
-    profile_valid_ = false;
     err = runner_.execute(1, &one);
     profile_run_ticks_ = static_cast<uint32_t>(clock_() - profile_start_);
     profile_npu_wait_ = static_cast<uint32_t>(serving_npu_ticks_ - profile_npu_start_);

@@ -49,13 +49,6 @@ Line& Line::text(const char* s) {
   return *this;
 }
 
-Line& Line::chars(const char* s, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    put(s[i]);
-  }
-  return *this;
-}
-
 Line& Line::u64(uint64_t value) { return text(rt::uint_text(value).text); }
 
 Line& Line::i64(int64_t value) { return text(rt::int_text(value).text); }

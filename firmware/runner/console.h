@@ -24,7 +24,6 @@ class Line {
  public:
   Line() : length_(0) {}
   Line& text(const char* s);
-  Line& chars(const char* s, size_t n);
   Line& u64(uint64_t value);
   Line& i64(int64_t value);
   Line& hex32(uint32_t value);  // 8 lowercase digits, no prefix

@@ -45,12 +45,15 @@ class Running:
     session: LinkSession
     workdir: Path
     preloaded: LoadedProgram | None = None
+    followed: LoadedProgram | None = None  # the program power.follow last checked
 
     def run(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
     ) -> RunReport:
         """Load `program` (unless it is loaded), run it on `inputs` and check the outputs."""
-        self.strategy.power.follow(program)  # what the running board cannot take is said here
+        if program is not self.followed:  # once per program, not once per sample
+            self.strategy.power.follow(program)  # what the running board cannot take is said
+            self.followed = program
         arrays, record = run_linked(
             self.session,
             program,
