@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.cli.quant_args import add_quant_arguments, quant_options
 from sdk.compare import DEFAULT_RTOL
 from sdk.link.session import DEFAULT_BAUD
@@ -25,7 +26,16 @@ def add_parser(subparsers) -> None:
         "models (SNR, cosine against the thresholds). The program and the firmware are cached: "
         "a second deploy of an unchanged model only runs. Exit 4 when a comparison fails.",
     )
-    p.add_argument("model", help="FILE.py (defining model() and example_inputs()) or FILE.py:Name")
+    p.add_argument(
+        "model", nargs="+",
+        help="FILE.py (defining model() and example_inputs()) or FILE.py:Name; several: a zoo, "
+        "deployed one after another, or at once over --places",
+    )  # fmt: skip
+    p.add_argument(
+        "--places", metavar="P1,P2,...",
+        help="labgrid: deploy the models concurrently, one board (place) each; one combined "
+        "report (OUTDIR/zoo.json, zoo.junit.xml) says which place ran which model",
+    )  # fmt: skip
     p.add_argument("--board", default=DEFAULT_BOARD, help=f"board (default {DEFAULT_BOARD})")
     p.add_argument(
         "--target",
@@ -55,6 +65,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--port", help="serial: pyserial URL of the board")
     p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
     p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
+    add_farm_arguments(p)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
     p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help="float tolerance vs host")
     p.add_argument(
@@ -76,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     from sdk.export import CPU_ONLY
     from sdk.progress import Steps
 
+    if len(args.model) > 1 or args.places:
+        return _zoo(args)
+    args.model = args.model[0]
     json_to_stdout = args.json is not None and str(args.json) == "-"
     steps = Steps(show=not args.quiet and sys.stdout.isatty() and not json_to_stdout)
     try:
@@ -94,6 +108,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"deploy {verdict}: {report.model} on {report.board}/{report.target}{cpu_only}")
     if not report.passed:
         raise MismatchError(f"deploy failed: {report.failure}")
+    return 0
+
+
+def _zoo(args: argparse.Namespace) -> int:
+    """Several models: sdk.deploy.zoo (one deploy process per model, one per place at once)."""
+    import shutil
+
+    from sdk.deploy.zoo import ZOO_JUNIT_FILE, ZOO_REPORT_FILE, deploy_zoo, zoo_verdict
+    from sdk.errors import UsageError
+
+    places: list[str | None] = [args.place]
+    if args.places:
+        if args.target != "labgrid" or args.place:
+            raise UsageError("--places takes the place of --place, with --target labgrid")
+        places = [p.strip() for p in args.places.split(",") if p.strip()]
+        if not places:
+            raise UsageError(f"--places {args.places!r}: no place named")
+    if args.drive or args.probe:
+        raise UsageError("--drive/--probe name one board: not with a zoo (flash with `sdk flash`)")
+    outdir = args.outdir or Path("out") / "zoo"
+    entries = deploy_zoo(args.model, places, args.argv, outdir, show=not args.quiet)
+    for given, name in ((args.json, ZOO_REPORT_FILE), (args.junit, ZOO_JUNIT_FILE)):
+        if given is not None and str(given) == "-":
+            sys.stdout.write((outdir / name).read_text())
+        elif given is not None:
+            shutil.copyfile(outdir / name, given)
+    passed = sum(e.passed for e in entries)
+    print(f"zoo: {passed} of {len(entries)} passed over {len(places)} place(s); "
+          f"{outdir / ZOO_REPORT_FILE}")  # fmt: skip
+    zoo_verdict(entries)
     return 0
 
 
@@ -137,4 +181,5 @@ def _deploy(args: argparse.Namespace, steps):
         quant_options=quant_options(args),
         dataset=args.dataset,
         dataset_thresholds=Thresholds(max_accuracy_drop=args.max_accuracy_drop, rtol=args.rtol),
+        **farm_options(args),
     )

@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_third_party_logs()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as given (a zoo passes it on)
     from sdk.errors import SdkError
 
     try:

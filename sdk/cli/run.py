@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.compare import DEFAULT_RTOL
 from sdk.link.session import DEFAULT_BAUD
 
@@ -21,6 +22,7 @@ def add_parser(subparsers) -> None:
         "host: delegates on the TOSA reference model, the rest on ExecuTorch's runtime. "
         "qemu: the firmware on QEMU, driven over the host link (docs/link.md). "
         "serial: a board flashed with the firmware, driven over --port. "
+        "labgrid: a board in a labgrid farm, its --place acquired for the run. "
         "PROGRAM.bpte (ExecuTorch's BundledProgram, `sdk export --bundle`): every test case "
         "runs and is compared with its expected outputs (exit 4 on a difference).",
     )
@@ -57,6 +59,7 @@ def add_parser(subparsers) -> None:
         "the program, as `sdk export` writes them)",
     )
     add_npu_executor_argument(p, "host and the virtual NPU")
+    add_farm_arguments(p)
     p.add_argument(
         "--npu-trace",
         type=Path,
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations < 1:
         raise UsageError(f"--iterations {args.iterations}: at least 1")
     options = {"port": args.port, "baud": args.baud, "iterations": args.iterations}
+    options.update(farm_options(args))
     if args.tosa_dir is not None:
         options["tosa_dir"] = args.tosa_dir
     if args.npu_executor is not None:
@@ -138,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
           f"{args.output}")  # fmt: skip
     if report.log_path is not None:  # the firmware ran: its record decided
         print(f"  passed: the firmware's record is ok; log {report.log_path}")
+    if report.board_use is not None:
+        use = report.board_use
+        place = f"place {use['place']}; " if use["place"] else ""
+        print(f"  {place}firmware {use['firmware'] or 'as found'}: {use['firmware_detail']}")
         print(f"  run: {report.timing.describe()}")
         if report.memory is not None:
             used, size = report.memory.planned_used, report.memory.planned_size

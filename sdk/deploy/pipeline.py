@@ -34,7 +34,7 @@ from sdk.deploy.keys import (
     program_key_parts,
     reference_key_parts,
 )
-from sdk.deploy.report import DeployReport, OutputCheck, timing_entries
+from sdk.deploy.report import REPORT_FILE, DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import parse_model_spec
@@ -66,7 +66,6 @@ DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # 
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
 HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
-REPORT_FILE = "deploy.json"
 
 
 @dataclass(frozen=True)
@@ -263,6 +262,7 @@ def deploy(
     quant_options: QuantOptions | None = None,
     dataset: Path | None = None,
     dataset_thresholds: Thresholds | None = None,
+    **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
     SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
@@ -275,7 +275,10 @@ def deploy(
 
     `dataset` (sdk.dataset): also run every sample of D.npz on the loaded program and
     report the data-set figures; the deploy then passes only when they meet
-    `dataset_thresholds` too."""
+    `dataset_thresholds` too.
+
+    `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
+    acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
     from sdk.firmware.memory import check_fits, elf_region_use, program_needs
     from sdk.kernelgen import (
         load_kernel_specs,
@@ -300,7 +303,8 @@ def deploy(
         raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
     outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
-    options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp)
+    reach = {"port": port, "baud": baud, "fvp": fvp, **farm}  # how the target is reached
+    options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", **reach)
     target_name, target_why = choose_target(target, spec, options)
     chosen = make_target(target_name, spec, options)
     chosen.strategy.preflight(dataclasses.replace(options, npu_executor=npu_executor))
@@ -359,8 +363,8 @@ def deploy(
             check_fits(elf_use, spec)
 
     run_options = RunOptions(
-        timeout_s=timeout_s, workdir=outdir / "run", port=port, baud=baud, fvp=fvp,
-        firmware=image, npu_executor=npu_executor,
+        timeout_s=timeout_s, workdir=outdir / "run", firmware=image, npu_executor=npu_executor,
+        **reach,
     )  # fmt: skip
     program.check_inputs(run_inputs)
     dataset_section = None
@@ -405,6 +409,7 @@ def deploy(
         board=spec.name,
         target=target_name,
         target_why=target_why,
+        board_use=run.board_use,
         npu=npu_config.value,
         quant=quant_mode.value,
         quantization=export_report.get("quantization", quant_options.to_json()),

@@ -22,6 +22,7 @@ from sdk.compare import OutputComparison
 from sdk.progress import FAILED, SKIPPED, StepRecord
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
 
+REPORT_FILE = "deploy.json"  # in the deploy's output folder
 SCHEMA = "sdk.deploy.report/1"
 VELA_ESTIMATE = "Vela estimate"
 NPU_PMU = "NPU PMU cycles (measured on the board)"
@@ -137,6 +138,7 @@ class DeployReport:
     files: dict
     dataset: dict | None = None  # sdk.dataset.evaluate(): the --dataset figures
     profile: dict | None = None  # sdk.profile.Profile.to_json(): where the run's time went
+    board_use: dict | None = None  # a board's place and firmware (kept / flashed), if a board
 
     def to_json(self) -> dict:
         return _finite(
@@ -144,7 +146,7 @@ class DeployReport:
                 "schema": SCHEMA,
                 "model": self.model,
                 "board": self.board,
-                "target": {"name": self.target, "why": self.target_why},
+                "target": {"name": self.target, "why": self.target_why, **(self.board_use or {})},
                 "npu": self.npu,
                 "quant": self.quant,
                 "quantization": self.quantization,
@@ -179,6 +181,8 @@ class DeployReport:
         if self.dataset is not None:
             cases.append(("data set", None if self.dataset["passed"] else self.dataset["failure"]))
         props = {"board": self.board, "target": self.target, "npu": self.npu, "quant": self.quant}
+        if self.board_use and self.board_use.get("place"):
+            props["place"] = self.board_use["place"]
         return junit_suite(self.steps, cases, self.failure, props)
 
 

@@ -50,6 +50,11 @@ class RunOptions:
     firmware: Path | None = None  # a built ELF to boot instead of building one
     fvp: Path | None = None  # fvp: the simulator's binary
     bundle: Path | None = None  # the .bpte the program came from (emulators preload it whole)
+    place: str | None = None  # labgrid: the place (sdk.targets.place)
+    coordinator: str | None = None  # labgrid: HOST:PORT (default $LG_COORDINATOR)
+    acquire_timeout_s: float | None = None  # labgrid: wait for a held place (default board's)
+    drive: Path | None = None  # a board's flash (mps3-usb): its mounted drive
+    probe: str | None = None  # a board's flash (pyocd): the probe's id
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,9 @@ class RunReport:
     memory: MemoryUse | None = None
     log_path: Path | None = None  # the console / link log
     npu_run: NpuRun | None = None  # None: the program has no NPU delegate
+    # A board's: which place ran it and whether its firmware was kept or flashed again
+    # (sdk.targets.strategy.BoardUse.to_json); None on an emulator or the reference.
+    board_use: dict | None = None
 
     def where(self) -> str:
         """Where it ran, for a summary line (the reference runs on no board)."""
@@ -149,6 +157,7 @@ class Strategy(Protocol):
     """Brings a target from off to running and runs programs (sdk.targets.strategy)."""
 
     name: str
+    npu: str | None  # what executes NPU delegates (None: the host's virtual U55, or the reference)
     without_image: str  # why image() gives None (a board keeps its firmware, the reference none)
 
     def availability(self, options: RunOptions | None = None) -> Availability:
@@ -175,14 +184,18 @@ class Strategy(Protocol):
 
 @dataclass(frozen=True)
 class Target:
-    """A target: what it is made of (sdk.targets.resources) and how it is brought up.
-    `npu`: what executes NPU delegates on it (None: the host's virtual U55, or the reference)."""
+    """A target: what it is made of (sdk.targets.resources) and how it is brought up."""
 
     name: str
     board: Board
     resources: tuple[object, ...]
     strategy: Strategy
-    npu: str | None
+
+    @property
+    def npu(self) -> str | None:
+        """What executes NPU delegates on it (None: the host's virtual U55, or the
+        reference); a farm's place says so once it is acquired."""
+        return self.strategy.npu
 
     def describe(self) -> str:
         return f"{self.name} ({self.board.name})"

@@ -33,12 +33,14 @@ if TYPE_CHECKING:
 class Console:
     """The console UART of a running board, for the link: a pyserial URL, and where the
     emulator copies the UART's output (None for a board). `explain` words a link failure
-    (an emulator that exited says so)."""
+    (an emulator that exited says so); `reset` power-cycles the board (None: it cannot be)."""
 
     url: str
     baud: int
     console_log: Path | None = None
     explain: Callable[[TargetError], TargetError] = lambda exc: exc
+    reset: Callable[[], None] | None = None
+    place: str | None = None  # the farm's name for the board (labgrid), if it has one
 
 
 class PowerDriver(Protocol):
@@ -88,15 +90,24 @@ class FlashDriver(Protocol):
         ...
 
     without_image: str
+    # The host may flash the board by itself (the user said where: --drive, --probe): done
+    # when a program needs kernels the running firmware lacks (sdk.targets.strategy).
+    can_flash: bool
+
+    def flash(self, elf: Path, method: str | None = None) -> FlashResult: ...
 
 
 class BootImage:
     """An emulator's flash: the image is handed to the emulator at every power-on."""
 
     without_image = ""
+    can_flash = False  # nothing to flash: every power-on boots the image it is handed
 
     def image_for_run(self, build: Callable[[], Path]) -> Path | None:
         return build()
+
+    def flash(self, elf: Path, method: str | None = None) -> FlashResult:
+        raise TargetError("an emulator boots the image it is given: nothing to flash")
 
 
 class BoardFlash:
@@ -108,6 +119,7 @@ class BoardFlash:
     def __init__(self, resource: FlashMethods, board_name: str) -> None:
         self.resource = resource
         self.board_name = board_name
+        self.can_flash = resource.drive is not None or resource.probe is not None
 
     def image_for_run(self, build: Callable[[], Path]) -> Path | None:
         return None

@@ -224,6 +224,7 @@ class HostStrategy:
     reference's modules import)."""
 
     without_image = "the host reference runs no firmware"
+    npu = None  # the delegates run on the TOSA reference model or the command-stream model
 
     def __init__(self, name: str, board: Board, resource: HostReference) -> None:
         self.name = name

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import TargetError
+from sdk.link.protocol import Info
 from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
@@ -21,18 +22,31 @@ from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.vnpu.u55 import VirtualU55
 
 
+def missing_kernels(info: Info | None, program: LoadedProgram) -> list[str] | None:
+    """The operators `program` calls that the firmware (its INFO) has no kernel for; None
+    when the firmware did not list them all."""
+    if info is None or info.kernels_total != len(info.kernels):
+        return None
+    return sorted(set(program.operators()) - set(info.kernels))
+
+
+def program_ops(program: LoadedProgram) -> str:
+    """`program`'s CPU operators, for a report line."""
+    return ", ".join(sorted(set(program.operators()))) or "none"
+
+
 def check_kernels(session: LinkSession, program: LoadedProgram) -> None:
     """The firmware must have a kernel for every operator the program calls (said before the
     LOAD, naming what is missing; the firmware would refuse it with OperatorMissing)."""
     info = session.info
-    if info is None or info.kernels_total != len(info.kernels):
-        return  # the firmware did not list them all: its own load check decides
-    missing = sorted(set(program.operators()) - set(info.kernels))
+    missing = missing_kernels(info, program)  # None: its own load check decides
     if missing:
+        assert info is not None
         raise TargetError(
             f"the firmware on {session.port_name} has no kernel for {', '.join(missing)}: "
             f"build one for this program (`sdk build --board {info.board} PROGRAM.pte`) and "
-            "flash it"
+            "flash it (`sdk flash`), or give --drive/--probe where the host can reset the board "
+            "(a farm's place) and it flashes a firmware with every kernel"
         )
 
 

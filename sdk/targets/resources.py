@@ -39,6 +39,19 @@ class SerialPort:
 
 
 @dataclass(frozen=True)
+class LabgridPlace:
+    """A place in a labgrid farm (its coordinator's name for a board and its resources),
+    board.yaml `targets.labgrid` (`params`: power_off_s, acquire_timeout_s). None: the user
+    gave none (--place, --coordinator; default $LG_COORDINATOR)."""
+
+    place: str | None
+    coordinator: str | None
+    board_name: str
+    params: Mapping[str, Any]
+    npu: str | None
+
+
+@dataclass(frozen=True)
 class FlashMethods:
     """How the board takes a firmware image (board.yaml `flash`: an MPS3 USB drive, a probe
     through pyOCD) and where the user said it is."""

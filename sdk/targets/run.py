@@ -23,8 +23,15 @@ from sdk.targets.base import Availability, RunOptions, RunReport, Target
 from sdk.targets.drivers import BoardFlash, BootImage, PowerDriver
 from sdk.targets.fvp import FvpDriver
 from sdk.targets.host import REFERENCE_MODULES, HostStrategy
+from sdk.targets.place import PlaceDriver
 from sdk.targets.qemu import QemuDriver
-from sdk.targets.resources import EmulatorBinary, FlashMethods, HostReference, SerialPort
+from sdk.targets.resources import (
+    EmulatorBinary,
+    FlashMethods,
+    HostReference,
+    LabgridPlace,
+    SerialPort,
+)
 from sdk.targets.serial import SerialDriver
 from sdk.targets.strategy import LinkStrategy
 
@@ -36,7 +43,7 @@ def _emulator(kind: str, power: Callable[[EmulatorBinary], PowerDriver], default
             kind, str(params.get("binary", default_binary)), board, params, params["npu"]
         )
         strategy = LinkStrategy(name, board, power(resource), BootImage())
-        return Target(name, board, (resource,), strategy, resource.npu)
+        return Target(name, board, (resource,), strategy)
 
     return make
 
@@ -48,14 +55,32 @@ def _serial(name: str, board: Board, options: RunOptions | None) -> Target:
         options.baud if options else int(params.get("baud", DEFAULT_BAUD)),
         params["npu"],
     )
-    flash = FlashMethods(tuple(board.flash))
+    flash = FlashMethods(
+        tuple(board.flash), options.drive if options else None, options.probe if options else None
+    )
     strategy = LinkStrategy(name, board, SerialDriver(port), BoardFlash(flash, board.name))
-    return Target(name, board, (port, flash), strategy, port.npu)
+    return Target(name, board, (port, flash), strategy)
+
+
+def _labgrid(name: str, board: Board, options: RunOptions | None) -> Target:
+    params = board.target("labgrid")
+    place = LabgridPlace(
+        options.place if options else None,
+        options.coordinator if options else None,
+        board.name,
+        params,
+        params["npu"],
+    )
+    flash = FlashMethods(
+        tuple(board.flash), options.drive if options else None, options.probe if options else None
+    )
+    strategy = LinkStrategy(name, board, PlaceDriver(place), BoardFlash(flash, board.name))
+    return Target(name, board, (place, flash), strategy)
 
 
 def _host(name: str, board: Board, options: RunOptions | None) -> Target:
     resource = HostReference(REFERENCE_MODULES)
-    return Target(name, board, (resource,), HostStrategy(name, board, resource), None)
+    return Target(name, board, (resource,), HostStrategy(name, board, resource))
 
 
 TARGETS: dict[str, Callable[[str, Board, RunOptions | None], Target]] = {
@@ -63,6 +88,7 @@ TARGETS: dict[str, Callable[[str, Board, RunOptions | None], Target]] = {
     "qemu": _emulator("qemu", QemuDriver, "qemu-system-arm"),
     "fvp": _emulator("fvp", FvpDriver, ""),
     "serial": _serial,
+    "labgrid": _labgrid,
 }
 # The target every deploy checks the others against (`sdk doctor` counts it as needed).
 REFERENCE_TARGET = "host"

@@ -29,11 +29,27 @@ from sdk.link.session import LinkSession, Timeouts, open_port
 from sdk.profile import Profile, build_profile
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
-from sdk.targets.drivers import FlashDriver, PowerDriver
+from sdk.targets.drivers import Console, FlashDriver, PowerDriver
 from sdk.targets.emulator import Preload
-from sdk.targets.linked import npu_run_of, run_linked
+from sdk.targets.linked import missing_kernels, npu_run_of, program_ops, run_linked
 
 FIRMWARE_FILE = "executor_runner.elf"
+# What the host flashes when the running firmware lacks a program's kernels: every kernel,
+# so that the board keeps it for the programs after this one (a farm's firmware).
+KEPT_FIRMWARE_FILE = "every_kernel.elf"
+
+
+@dataclass(frozen=True)
+class BoardUse:
+    """What a run on a board used: its place in a farm, and whether the firmware it was
+    running was kept (it had every kernel the program calls) or flashed again."""
+
+    place: str | None
+    firmware: str | None  # "kept", "flashed", or None (not asked: the board did not list them)
+    detail: str
+
+    def to_json(self) -> dict:
+        return {"place": self.place, "firmware": self.firmware, "firmware_detail": self.detail}
 
 
 @dataclass
@@ -46,6 +62,7 @@ class Running:
     workdir: Path
     preloaded: LoadedProgram | None = None
     followed: LoadedProgram | None = None  # the program power.follow last checked
+    board_use: BoardUse | None = None  # a board's (None: an emulator booted its image)
 
     def run(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions
@@ -75,6 +92,7 @@ class Running:
             memory=record.memory,
             npu_run=npu_run_of(self.session, program),
             log_path=self.session.log.path,
+            board_use=self.board_use.to_json() if self.board_use else None,
         )
 
     def profile(self, program: LoadedProgram) -> Profile | None:
@@ -103,6 +121,10 @@ class LinkStrategy:
         self.board = board
         self.power = power
         self.flash = flash
+
+    @property
+    def npu(self) -> str | None:
+        return self.power.npu
 
     @property
     def without_image(self) -> str:
@@ -160,24 +182,81 @@ class LinkStrategy:
             preloaded = program if extra else None
             placed += extra
         with self.power.on(image, workdir, placed, options) as console:
+            session = self._session(console, workdir / "link.log", options)
             try:
-                port = open_port(console.url, console.baud)
-            except TargetError as exc:
-                raise console.explain(exc) from None
-            session = LinkSession(
-                port,
-                board=self.board.name,
-                log_path=workdir / "link.log",
-                timeouts=Timeouts(run=options.timeout_s),
-                port_name=console.url,
-                console_log=console.console_log,
-            )
-            try:
-                yield Running(self, session, workdir, preloaded)
+                use = None
+                if image is None:  # a board running what it has: kept, or flashed again
+                    use = BoardUse(console.place, None, "the firmware running on the board")
+                    if program is not None:
+                        use, session = self._keep_or_flash(console, session, program, options)
+                yield Running(self, session, workdir, preloaded, board_use=use)
             except TargetError as exc:
                 raise console.explain(exc) from None
             finally:
                 session.close()
+
+    def _session(self, console: Console, log: Path, options: RunOptions) -> LinkSession:
+        try:
+            port = open_port(console.url, console.baud)
+        except TargetError as exc:
+            raise console.explain(exc) from None
+        return LinkSession(
+            port,
+            board=self.board.name,
+            log_path=log,
+            timeouts=Timeouts(run=options.timeout_s),
+            port_name=console.url,
+            console_log=console.console_log,
+        )
+
+    def _keep_or_flash(
+        self, console: Console, session: LinkSession, program: LoadedProgram, options: RunOptions
+    ) -> tuple[BoardUse, LinkSession]:
+        """Ask the running firmware which kernels it has: keep it when it has every one the
+        program calls; else, where the host may flash the board and reset it, flash the
+        firmware with every kernel and reset (the board keeps it for the next programs).
+        Otherwise the run names what is missing (sdk.targets.linked.check_kernels)."""
+        session.connect()
+        missing = missing_kernels(session.info, program)
+        if missing is None:
+            return BoardUse(console.place, None, "the firmware does not list its kernels"), session
+        if not missing:
+            detail = (
+                f"the running firmware has every kernel the program calls ({program_ops(program)})"
+            )
+            return BoardUse(console.place, "kept", detail), session
+        if not self.flash.can_flash or console.reset is None:
+            return BoardUse(console.place, None, "the board cannot be flashed from here"), session
+        elf = build_firmware(self.board.name, None, session.log.path.parent / KEPT_FIRMWARE_FILE)
+        result = self.flash.flash(elf)
+        console.reset()
+        session.close()
+        session = self._session(console, session.log.path.parent / "link.log", options)
+        session.connect()
+        still = missing_kernels(session.info, program)
+        if still:
+            raise TargetError(
+                f"flashed {elf.name} ({result.method}) and reset the board, but its firmware "
+                f"still lacks {', '.join(still)}"
+            )
+        detail = (
+            f"the running firmware lacked {', '.join(missing)}: flashed {elf.name} (every "
+            f"kernel, {result.method}) and reset the board"
+        )
+        return BoardUse(console.place, "flashed", detail), session
+
+    def flash_firmware(self, elf: Path, options: RunOptions, method: str | None = None):
+        """Put `elf` on the board while it is held (a farm's place is acquired for it), then
+        reset it where it can be (its power switch): `sdk flash --target labgrid`."""
+        if not self.flash.without_image:
+            raise UsageError(f"{self.name} boots the image it is given: there is nothing to flash")
+        self.preflight(options)
+        workdir = Path(options.workdir or tempfile.mkdtemp(prefix=f"sdk-{self.name}-")).resolve()
+        with self.power.on(None, workdir, [], options) as console:
+            result = self.flash.flash(elf, method)
+            if console.reset is not None:
+                console.reset()
+        return result
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions

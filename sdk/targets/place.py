@@ -1,0 +1,339 @@
+"""A board in a labgrid farm: a place the coordinator hands out, its serial port and power
+switch (its power and console driver, sdk.targets.drivers).
+
+    sdk deploy model.py --target labgrid --place c300-1 [--coordinator HOST:PORT]
+
+The place is acquired through labgrid's client library (waiting, for a bounded time, while
+another client holds it), its resources come from labgrid's own RemotePlace expansion (a
+`NetworkSerialPort` over raw TCP or RFC 2217, which is also how an exporter publishes a
+`USBSerialPort` through ser2net; a `NetworkPowerPort` and labgrid's power driver when it has
+one), and the place is released on every way out (error, hang, Ctrl-C). A board with a power
+switch is power-cycled before the run and again after a hang, so the next client finds it
+fresh. Nothing of the coordinator or exporter is written here: the farm runs labgrid's.
+
+Place tags the SDK reads: `board` (must match --board when set), `npu` (`virtual`: the board
+has no NPU, the host's virtual U55 answers its driver, as on QEMU's an547).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from sdk.errors import TargetError, UsageError
+from sdk.program.pte import LoadedProgram
+from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.drivers import Console
+from sdk.targets.emulator import Preload
+from sdk.targets.resources import LabgridPlace
+from sdk.targets.serial import TIMING_SOURCE
+
+# labgrid's own convention for where its coordinator is (labgrid-client reads it too).
+COORDINATOR_ENV = "LG_COORDINATOR"
+DEFAULT_COORDINATOR = "127.0.0.1:20408"
+LABGRID_INSTALL = (
+    "start a labgrid coordinator and exporter (README: board farm) and pass --coordinator "
+    f"HOST:PORT (or set {COORDINATOR_ENV})"
+)
+# The place tag value saying its board has no NPU (the host's virtual U55 runs delegates).
+NO_NPU_TAG = "virtual"
+
+
+def coordinator_address(given: str | None) -> str:
+    """--coordinator, else $LG_COORDINATOR, else labgrid's default (this machine)."""
+    return given or os.environ.get(COORDINATOR_ENV) or DEFAULT_COORDINATOR
+
+
+class Coordinator:
+    """A client session with a labgrid coordinator (labgrid.remote.client), and the place
+    operations the SDK needs: find, wait for and acquire, resources, release."""
+
+    def __init__(self, address: str) -> None:
+        # gRPC's fork handlers log a line at every subprocess a deploy starts (Vela, the
+        # build) while a session is open: a client that never forks into gRPC needs none.
+        os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+        from labgrid.remote.client import start_session
+
+        self.address = address
+        self.loop = asyncio.new_event_loop()  # one per session: several may live in a process
+        self._changed = asyncio.Event()
+        try:
+            self.session = start_session(address, loop=self._bound_loop())
+        except Exception as exc:  # grpc and labgrid raise many kinds: one line
+            self.loop.close()
+            raise TargetError(f"cannot reach the labgrid coordinator at {address}: {exc}") from None
+        original = self.session.on_place_changed
+
+        async def on_place_changed(place_pb2):  # a place's holder changed: wake a waiter
+            await original(place_pb2)
+            self._changed.set()
+
+        self.session.on_place_changed = on_place_changed
+
+    def _bound_loop(self) -> asyncio.AbstractEventLoop:
+        from labgrid.remote import client
+
+        client._loop.set(self.loop)  # labgrid stashes its loop per context: use ours
+        asyncio.set_event_loop(self.loop)  # grpc's channel binds to the current loop
+        return self.loop
+
+    def _call(self, awaitable, timeout_s: float):
+        return self.loop.run_until_complete(asyncio.wait_for(awaitable, timeout_s))
+
+    @property
+    def me(self) -> str:
+        return f"{self.session.gethostname()}/{self.session.getuser()}"
+
+    def place(self, name: str) -> Any:
+        """The place called `name` (labgrid's Place), or a TargetError listing the places."""
+        place = self.session.places.get(name)
+        if place is None:
+            known = ", ".join(sorted(self.session.places)) or "none"
+            raise TargetError(
+                f"the labgrid coordinator at {self.address} has no place {name!r} (places: {known})"
+            )
+        return place
+
+    def acquire(self, name: str, timeout_s: float) -> bool:
+        """Acquire place `name`, waiting up to `timeout_s` while another client holds it;
+        False when this user already holds it (acquired by hand: used, not released here).
+        The wait ends on the coordinator's place update, not on a poll."""
+        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            place = self.place(name)
+            if place.acquired == self.me:
+                return False
+            if not place.acquired:
+                try:
+                    self._call(self.session.stub.AcquirePlace(pb2.AcquirePlaceRequest(
+                        placename=name)), 30.0)  # fmt: skip
+                    self._call(self.session.sync_with_coordinator(), 30.0)
+                    return True
+                except Exception as exc:  # taken in between, or the coordinator refused
+                    if not self.place(name).acquired:
+                        raise TargetError(
+                            f"place {name}: acquire refused: {_detail(exc)}"
+                        ) from None
+                continue
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TargetError(
+                    f"place {name} is held by {place.acquired}: waited {timeout_s:g} s "
+                    "(--acquire-timeout); ask them to release it (`labgrid-client -p "
+                    f"{name} release`)"
+                )
+            self._changed.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                self._call(self._changed.wait(), remaining)
+
+    def release(self, name: str) -> None:
+        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+        self._call(self.session.stub.ReleasePlace(pb2.ReleasePlaceRequest(placename=name)), 30.0)
+        self._call(self.session.sync_with_coordinator(), 30.0)
+
+    def target(self, name: str) -> Any:
+        """A labgrid Target holding the acquired place's resources (labgrid's RemotePlace
+        expansion, as labgrid-client builds it)."""
+        from labgrid import Target
+        from labgrid.resource.remote import RemotePlace, RemotePlaceManager
+
+        manager = RemotePlaceManager.get()
+        manager.session = self.session
+        manager.loop = self.loop
+        target = Target(name, env=None)
+        RemotePlace(target, name=name)
+        return target
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._call(self.session.stop(), 10.0)
+            self._call(self.session.close(), 10.0)
+        with contextlib.suppress(Exception):  # nothing of gRPC's left to run on a closed loop
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self.loop.close()
+
+
+def _detail(exc: BaseException) -> str:
+    details = getattr(exc, "details", None)
+    return details() if callable(details) else str(exc) or type(exc).__name__
+
+
+def serial_url(target: Any) -> tuple[str, int]:
+    """The pyserial URL and speed of the place's console (its NetworkSerialPort), through
+    labgrid's proxy manager (LG_PROXY) as labgrid's own SerialDriver reaches it."""
+    from labgrid.resource import NetworkSerialPort
+    from labgrid.util.proxy import proxymanager
+
+    try:
+        port = target.get_resource(NetworkSerialPort, wait_avail=False)
+    except Exception:
+        names = ", ".join(type(r).__name__ for r in target.resources) or "none"
+        raise TargetError(
+            f"place {target.name} has no NetworkSerialPort (its resources: {names}); export "
+            "the board's console (NetworkSerialPort, or USBSerialPort through ser2net)"
+        ) from None
+    if not port.avail:
+        raise TargetError(f"place {target.name}: its serial port is not available (exporter down?)")
+    host, tcp_port = proxymanager.get_host_and_port(port)
+    scheme = {"raw": "socket", "rfc2217": "rfc2217"}.get(port.protocol)
+    if scheme is None:
+        raise TargetError(f"place {target.name}: serial protocol {port.protocol!r} (raw, rfc2217)")
+    return f"{scheme}://{host}:{tcp_port}", port.speed
+
+
+def power_driver(target: Any, off_s: float) -> Any | None:
+    """labgrid's power driver for the place's power switch (a NetworkPowerPort), active;
+    None when the place has none."""
+    from labgrid.driver import NetworkPowerDriver
+    from labgrid.resource import NetworkPowerPort
+
+    if not any(isinstance(r, NetworkPowerPort) for r in target.resources):
+        return None
+    driver = NetworkPowerDriver(target, name=None, delay=float(off_s))
+    target.activate(driver)
+    return driver
+
+
+class PlaceDriver:
+    """Power and console of a board in a labgrid farm (see the module docstring)."""
+
+    def __init__(self, resource: LabgridPlace) -> None:
+        self.resource = resource
+        self._npu = resource.npu
+        self.place_tags: dict[str, str] = {}
+
+    @property
+    def npu(self) -> str | None:
+        """The board's NPU: board.yaml's, unless the acquired place's `npu` tag says other."""
+        tag = self.place_tags.get("npu")
+        if tag is None:
+            return self._npu
+        return None if tag == NO_NPU_TAG else tag
+
+    def _place(self, options: RunOptions | None) -> str | None:
+        return (options.place if options is not None else None) or self.resource.place
+
+    def _coordinator(self, options: RunOptions | None) -> str:
+        return coordinator_address(
+            (options.coordinator if options is not None else None) or self.resource.coordinator
+        )
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        """Available when the coordinator answers and knows the place (who holds it, if anyone)."""
+        name = self._place(options)
+        if not name:
+            return Availability(False, "no --place given", LABGRID_INSTALL)
+        address = self._coordinator(options)
+        try:
+            coordinator = Coordinator(address)
+        except TargetError as exc:
+            return Availability(False, exc.message, LABGRID_INSTALL)
+        try:
+            place = coordinator.place(name)
+            held = f", held by {place.acquired}" if place.acquired else ", free"
+            return Availability(True, f"place {name} at {address}{held}")
+        except TargetError as exc:
+            return Availability(False, exc.message, LABGRID_INSTALL)
+        finally:
+            coordinator.close()
+
+    def preflight(self, options: RunOptions) -> None:
+        if not self._place(options):
+            raise UsageError("--target labgrid needs --place NAME (`labgrid-client places`)")
+
+    def follow(self, program: LoadedProgram) -> None:
+        """The board's NPU is what it is: a program for another MAC count fails at its load."""
+
+    def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
+        return []  # nothing is booted here: the program goes over the link
+
+    @contextlib.contextmanager
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> Iterator[Console]:
+        """The place acquired, its board reset (when it has a power switch) and running what
+        was flashed on it, until the block ends; then released whatever happened."""
+        self.preflight(options)
+        name = self._place(options)
+        assert name is not None  # preflight
+        params = self.resource.params
+        timeout_s = options.acquire_timeout_s
+        if timeout_s is None:
+            timeout_s = float(params.get("acquire_timeout_s", 300))
+        log = workdir / "place.log"
+        coordinator = Coordinator(self._coordinator(options))
+        acquired = False
+        try:
+            started = time.monotonic()
+            acquired = coordinator.acquire(name, timeout_s)
+            waited = time.monotonic() - started
+            place = coordinator.place(name)
+            self._check_board(name, place.tags)
+            self.place_tags = dict(place.tags)
+            target = coordinator.target(name)
+            url, speed = serial_url(target)
+            power = power_driver(target, float(params.get("power_off_s", 1.0)))
+            how = "acquired" if acquired else "already yours"
+            switch = "a power switch" if power else "no power switch"
+            _log(log, f"place {name}: {how} after {waited:.2f} s; console {url}; {switch}")
+            if power is not None:
+                power.cycle()  # a fresh board for this client
+
+            def explain(exc: TargetError) -> TargetError:
+                return TargetError(f"place {name}: {exc.message}")
+
+            def reset() -> None:
+                power.cycle()
+                _log(log, f"place {name}: power-cycled")
+
+            try:
+                reset_or_none = reset if power is not None else None
+                yield Console(url, options.baud or speed, None, explain, reset_or_none, name)
+            except TargetError:
+                if power is not None:  # a hang or a dead link: leave the board fresh
+                    with contextlib.suppress(Exception):
+                        reset()
+                raise
+        finally:
+            try:
+                if acquired:
+                    coordinator.release(name)
+                    _log(log, f"place {name}: released")
+            finally:
+                coordinator.close()
+
+    def _check_board(self, name: str, tags: dict[str, str]) -> None:
+        board = tags.get("board")
+        if board is not None and board != self.resource.board_name:
+            raise UsageError(f"place {name} holds a {board} board, not {self.resource.board_name}")
+
+    def timing(
+        self,
+        init_ticks: int,
+        run_ticks: int,
+        tick_hz: int,
+        virtual_npu: bool = False,
+        npu_cycles: int | None = None,
+    ) -> Timing:
+        return Timing(
+            TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu,
+            npu_cycles=npu_cycles,
+        )  # fmt: skip
+
+
+def _log(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(line + "\n")
