@@ -7,13 +7,17 @@
 
     pytest --target serial --port /dev/ttyACM0 --board corstone300 test_model.py
     pytest --target qemu test_model.py                 # the same file on the emulated board
+    pytest --lg-env env.yaml test_model.py             # the board a lab's labgrid env names
 
 Options: `--board` (default corstone300), `--target` (qemu, serial, fvp, host; default qemu),
 `--port` and `--baud` (serial), `--firmware` (qemu: the ELF to boot; default a firmware with
-every kernel, built once). Fixtures of the same names give the values. When the target cannot
-be brought up here (`--target serial` with no board reachable at `--port`, an emulator not
-installed), tests that use `dut` are skipped with the reason, never passed. Each test's target,
-board and timing go into the JUnit XML (`record_property`).
+every kernel, built once). Fixtures of the same names give the values (`sdk_target` for
+--target: labgrid's plugin owns `target`). With labgrid's `--lg-env` (or $LG_ENV) the `dut` is
+the board of labgrid's `target` fixture, its serial port and power driver, and the
+environment file works unchanged (the lab acquires its RemotePlace as it always does). When
+the target cannot be brought up here (`--target serial` with no board reachable at `--port`,
+an emulator not installed), tests that use `dut` are skipped with the reason, never passed.
+Each test's target, board and timing go into the JUnit XML (`record_property`).
 
 The target is brought up once for the whole test session (its strategy: QEMU booted once, a
 board's port opened once) and then driven; a program is sent again only when it changes.
@@ -51,8 +55,20 @@ def board(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
-def target(request: pytest.FixtureRequest) -> str:
+def sdk_target(request: pytest.FixtureRequest) -> str:
+    """--target; `labgrid` with labgrid's --lg-env (its plugin owns the `target` fixture)."""
+    if _lg_env(request.config):
+        return "labgrid"
     return request.config.getoption("--target")
+
+
+def _lg_env(config: pytest.Config) -> str | None:
+    """labgrid's environment file (--lg-env or $LG_ENV), when labgrid's plugin is active."""
+    if not config.pluginmanager.hasplugin("labgrid"):
+        return None
+    import os
+
+    return config.getoption("lg_env", None) or os.environ.get("LG_ENV")
 
 
 @pytest.fixture(scope="session")
@@ -134,15 +150,19 @@ class Dut:
 
 
 @pytest.fixture(scope="session")
-def _sdk_dut(target: str, board: str, port: str | None, baud: int | None, request) -> Dut:
+def _sdk_dut(sdk_target: str, board: str, port: str | None, baud: int | None, request) -> Dut:
     from sdk.errors import SdkError, TargetError, UsageError
     from sdk.link.session import DEFAULT_BAUD
     from sdk.targets.base import RunOptions
 
     firmware = request.config.getoption("--firmware")
+    target = sdk_target
+    # A lab's labgrid environment: the board labgrid's `target` fixture describes.
+    lab_target = request.getfixturevalue("target") if _lg_env(request.config) else None
     options = RunOptions(
-        port=port, baud=baud or DEFAULT_BAUD, firmware=Path(firmware) if firmware else None
-    )
+        port=port, baud=baud or DEFAULT_BAUD, firmware=Path(firmware) if firmware else None,
+        labgrid_target=lab_target,
+    )  # fmt: skip
     workdir = Path(tempfile.mkdtemp(prefix="sdk-dut-"))
     try:
         dut = Dut(target, board, options, workdir)

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.firmware.is_file():
         raise UsageError(f"{args.firmware}: firmware file not found")
     if args.target is not None:
-        options = RunOptions(drive=args.drive, probe=args.probe, **farm_options(args))
+        options = RunOptions(**farm_options(args))
         target = make_target(args.target, board, options)
         result = target.strategy.flash_firmware(args.firmware, options, args.method)
     else:

@@ -96,7 +96,9 @@ def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, st
         why = "auto: " + ", ".join(
             f"{t} {'found' if a.available else 'not found'}" for t, a in found.items()
         )
-    require_available(make_target(name, board, options), options)
+    chosen = make_target(name, board, options)
+    chosen.strategy.preflight(options)  # what the user must give (--port, --place) first
+    require_available(chosen, options)
     return name, why
 
 

@@ -125,6 +125,7 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
     truncated or corrupt stream, so it runs in a forked child: a bad stream becomes a
     ProgramError with the decoder's message, never the end of the caller's process. One child
     decodes all the streams given, so a delegate pays for one fork."""
+    import contextlib
     import os
     import struct
 
@@ -132,6 +133,10 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
         return []
     if any(len(s) == 0 for s in streams):
         raise ProgramError("weight stream: empty (WEIGHT_LENGTH 0)")
+    # Imported here, before the fork: a child of a process with other threads (a labgrid
+    # session's gRPC) must not take the import lock one of them may hold.
+    from ethosu import mlw_codec
+
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: decode, send (count, values...) per stream, exit without cleanup
@@ -139,8 +144,6 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
         try:
             os.close(read_fd)
             os.dup2(write_fd, 1)  # the decoder's messages go to the parent too
-            from ethosu import mlw_codec
-
             out = bytearray()
             for data in streams:
                 values = np.asarray(mlw_codec.decode(bytearray(data)), dtype="<i2")
@@ -149,8 +152,10 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
             view = memoryview(bytes(out))
             while view:
                 view = view[os.write(1, view) :]
-        except BaseException:
+        except BaseException as exc:
             code = 2
+            with contextlib.suppress(BaseException):
+                os.write(1, f"{type(exc).__name__}: {exc}".encode(errors="replace"))
         finally:
             os._exit(code)
     os.close(write_fd)

@@ -53,6 +53,9 @@ class RunOptions:
     place: str | None = None  # labgrid: the place (sdk.targets.place)
     coordinator: str | None = None  # labgrid: HOST:PORT (default $LG_COORDINATOR)
     acquire_timeout_s: float | None = None  # labgrid: wait for a held place (default board's)
+    # labgrid: a lab environment's target (`pytest --lg-env`: labgrid's `target` fixture),
+    # in place of --place
+    labgrid_target: object | None = None
     drive: Path | None = None  # a board's flash (mps3-usb): its mounted drive
     probe: str | None = None  # a board's flash (pyocd): the probe's id
 

@@ -194,16 +194,57 @@ def serial_url(target: Any) -> tuple[str, int]:
 
 
 def power_driver(target: Any, off_s: float) -> Any | None:
-    """labgrid's power driver for the place's power switch (a NetworkPowerPort), active;
-    None when the place has none."""
+    """The target's power driver, active: an environment file's, else labgrid's driver for
+    the place's power switch (a NetworkPowerPort); None when it has none."""
     from labgrid.driver import NetworkPowerDriver
+    from labgrid.exceptions import NoDriverFoundError
     from labgrid.resource import NetworkPowerPort
 
+    with contextlib.suppress(NoDriverFoundError):  # an environment file's own power driver
+        return target.get_driver("PowerProtocol")
     if not any(isinstance(r, NetworkPowerPort) for r in target.resources):
         return None
     driver = NetworkPowerDriver(target, name=None, delay=float(off_s))
     target.activate(driver)
     return driver
+
+
+def release_console(target: Any) -> None:
+    """Close any console driver an environment file activated on the port: the link takes
+    the port alone (labgrid-client's own console does the same)."""
+    from labgrid.exceptions import NoDriverFoundError
+
+    with contextlib.suppress(NoDriverFoundError):
+        target.deactivate(target.get_active_driver("ConsoleProtocol"))
+
+
+@contextlib.contextmanager
+def board_console(
+    target: Any, name: str, baud: int | None, off_s: float, log: Path
+) -> Iterator[Console]:
+    """The console of a labgrid target's board, reset first when it has a power switch
+    (and again after a hang, so the next client finds it fresh)."""
+    url, speed = serial_url(target)
+    release_console(target)
+    power = power_driver(target, off_s)
+    _log(log, f"{name}: console {url}; {'a' if power else 'no'} power switch")
+    if power is not None:
+        power.cycle()  # a fresh board for this client
+
+    def explain(exc: TargetError) -> TargetError:
+        return TargetError(f"place {name}: {exc.message}")
+
+    def reset() -> None:
+        power.cycle()
+        _log(log, f"{name}: power-cycled")
+
+    try:
+        yield Console(url, baud or speed, None, explain, reset if power else None, name)
+    except TargetError:
+        if power is not None:  # a hang or a dead link: leave the board fresh
+            with contextlib.suppress(Exception):
+                reset()
+        raise
 
 
 class PlaceDriver:
@@ -278,34 +319,14 @@ class PlaceDriver:
         try:
             started = time.monotonic()
             acquired = coordinator.acquire(name, timeout_s)
-            waited = time.monotonic() - started
+            how = "acquired" if acquired else "already yours"
+            _log(log, f"place {name}: {how} after {time.monotonic() - started:.2f} s")
             place = coordinator.place(name)
             self._check_board(name, place.tags)
             self.place_tags = dict(place.tags)
-            target = coordinator.target(name)
-            url, speed = serial_url(target)
-            power = power_driver(target, float(params.get("power_off_s", 1.0)))
-            how = "acquired" if acquired else "already yours"
-            switch = "a power switch" if power else "no power switch"
-            _log(log, f"place {name}: {how} after {waited:.2f} s; console {url}; {switch}")
-            if power is not None:
-                power.cycle()  # a fresh board for this client
-
-            def explain(exc: TargetError) -> TargetError:
-                return TargetError(f"place {name}: {exc.message}")
-
-            def reset() -> None:
-                power.cycle()
-                _log(log, f"place {name}: power-cycled")
-
-            try:
-                reset_or_none = reset if power is not None else None
-                yield Console(url, options.baud or speed, None, explain, reset_or_none, name)
-            except TargetError:
-                if power is not None:  # a hang or a dead link: leave the board fresh
-                    with contextlib.suppress(Exception):
-                        reset()
-                raise
+            off_s = float(params.get("power_off_s", 1.0))
+            with board_console(coordinator.target(name), name, options.baud, off_s, log) as c:
+                yield c
         finally:
             try:
                 if acquired:
@@ -337,3 +358,32 @@ def _log(path: Path, line: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
         f.write(line + "\n")
+
+
+class LabgridTargetDriver(PlaceDriver):
+    """A board a lab's own labgrid environment describes (`pytest --lg-env env.yaml`: its
+    `target` fixture, a RemotePlace the lab acquired or local resources): its console and
+    power switch as for a place; acquiring and releasing stay with labgrid."""
+
+    def __init__(self, resource: LabgridPlace, target: Any) -> None:
+        super().__init__(resource)
+        self.target = target
+
+    def availability(self, options: RunOptions | None = None) -> Availability:
+        return Availability(True, f"labgrid target {self.target.name}")
+
+    def preflight(self, options: RunOptions) -> None:
+        """Nothing to name: the environment file did."""
+
+    @contextlib.contextmanager
+    def on(
+        self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
+    ) -> Iterator[Console]:
+        from labgrid.resource.remote import RemotePlace
+
+        with contextlib.suppress(Exception):
+            self.place_tags = dict(self.target.get_resource(RemotePlace, wait_avail=False).tags)
+        off_s = float(self.resource.params.get("power_off_s", 1.0))
+        log = workdir / "place.log"
+        with board_console(self.target, self.target.name, options.baud, off_s, log) as console:
+            yield console

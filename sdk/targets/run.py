@@ -23,7 +23,7 @@ from sdk.targets.base import Availability, RunOptions, RunReport, Target
 from sdk.targets.drivers import BoardFlash, BootImage, PowerDriver
 from sdk.targets.fvp import FvpDriver
 from sdk.targets.host import REFERENCE_MODULES, HostStrategy
-from sdk.targets.place import PlaceDriver
+from sdk.targets.place import LabgridTargetDriver, PlaceDriver
 from sdk.targets.qemu import QemuDriver
 from sdk.targets.resources import (
     EmulatorBinary,
@@ -74,7 +74,9 @@ def _labgrid(name: str, board: Board, options: RunOptions | None) -> Target:
     flash = FlashMethods(
         tuple(board.flash), options.drive if options else None, options.probe if options else None
     )
-    strategy = LinkStrategy(name, board, PlaceDriver(place), BoardFlash(flash, board.name))
+    lab_target = options.labgrid_target if options else None
+    power = PlaceDriver(place) if lab_target is None else LabgridTargetDriver(place, lab_target)
+    strategy = LinkStrategy(name, board, power, BoardFlash(flash, board.name))
     return Target(name, board, (place, flash), strategy)
 
 

@@ -69,7 +69,7 @@ class FakeMps3Board:
         board = self
 
         class Switch(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 match = re.fullmatch(r"/power(?:/([01]))?/?", self.path)
                 if match is None:
                     self.send_error(404)
@@ -249,9 +249,9 @@ def _await_listening(port: int, process: subprocess.Popen, log: Path, timeout_s=
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
-        except OSError:
+        except OSError as exc:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"labgrid-coordinator did not start: {log.read_text()}")
+                raise RuntimeError(f"labgrid-coordinator did not start: {log.read_text()}") from exc
             time.sleep(0.1)  # nothing announces it: its port answering is the handshake
 
 
