@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdk.deploy.report import REPORT_FILE, write_atomically
-from sdk.errors import MismatchError, SdkError
+from sdk.errors import MismatchError, SdkError, UsageError
 
 ZOO_REPORT_FILE = "zoo.json"
 ZOO_JUNIT_FILE = "zoo.junit.xml"
@@ -78,7 +78,7 @@ def deploy_zoo(
     """Deploy every model, one running per place at a time; the entries in `models` order.
     zoo.json and zoo.junit.xml land in `outdir`, each model's own files in outdir/<i>-<stem>."""
     if len(set(places)) != len(places):
-        raise SdkError(f"--places names a place twice: {', '.join(map(str, places))}")
+        raise UsageError(f"--places names a place twice: {', '.join(map(str, places))}")
     outdir.mkdir(parents=True, exist_ok=True)
     common = per_model_argv(argv, models)
     queue = deque(enumerate(models))

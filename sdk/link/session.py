@@ -97,8 +97,14 @@ def open_port(url: str, baud: int = DEFAULT_BAUD) -> Port:
     """A pyserial port for `url` (/dev/ttyACM0, socket://, rfc2217://, hwgrep://...)."""
     import serial
 
+    if url.startswith("rfc2217://") and "ign_set_control" not in url:
+        # ser2net (a lab's exporter) never confirms SET_CONTROL; labgrid's driver says the same
+        url += ("&" if "?" in url else "?") + "ign_set_control"
     try:
-        return serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=10)
+        try:
+            return serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=10)
+        except NotImplementedError:  # rfc2217:// (ser2net, labgrid) has no write timeout
+            return serial.serial_for_url(url, baudrate=baud, timeout=0.05)
     except (serial.SerialException, ValueError, OSError) as exc:
         raise TargetError(f"cannot open serial port {url}: {exc}") from None
 

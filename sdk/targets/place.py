@@ -40,6 +40,7 @@ LABGRID_INSTALL = (
     "start a labgrid coordinator and exporter (README: board farm) and pass --coordinator "
     f"HOST:PORT (or set {COORDINATOR_ENV})"
 )
+CONNECT_TIMEOUT_S = 30.0  # a coordinator that takes the connection but never answers
 # The place tag value saying its board has no NPU (the host's virtual U55 runs delegates).
 NO_NPU_TAG = "virtual"
 
@@ -58,16 +59,22 @@ class Coordinator:
         # build) while a session is open: a client that never forks into gRPC needs none.
         os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-        from labgrid.remote.client import start_session
+        from labgrid.remote.client import ClientSession
+        from labgrid.util.proxy import proxymanager
 
         self.address = address
         self.loop = asyncio.new_event_loop()  # one per session: several may live in a process
         self._changed = asyncio.Event()
-        try:
-            self.session = start_session(address, loop=self._bound_loop())
+        try:  # labgrid's start_session, with a bound on a coordinator that never answers
+            grpc_address = proxymanager.get_grpc_address(address, default_port=20408)
+            self.session = ClientSession(grpc_address, self._bound_loop())
+            self._call(self.session.start(), CONNECT_TIMEOUT_S)
         except Exception as exc:  # grpc and labgrid raise many kinds: one line
             self.loop.close()
-            raise TargetError(f"cannot reach the labgrid coordinator at {address}: {exc}") from None
+            detail = "no answer" if isinstance(exc, asyncio.TimeoutError) else exc
+            raise TargetError(
+                f"cannot reach the labgrid coordinator at {address}: {detail}"
+            ) from None
         original = self.session.on_place_changed
 
         async def on_place_changed(place_pb2):  # a place's holder changed: wake a waiter
@@ -171,11 +178,15 @@ def _detail(exc: BaseException) -> str:
 
 
 def serial_url(target: Any) -> tuple[str, int]:
-    """The pyserial URL and speed of the place's console (its NetworkSerialPort), through
-    labgrid's proxy manager (LG_PROXY) as labgrid's own SerialDriver reaches it."""
-    from labgrid.resource import NetworkSerialPort
+    """The pyserial URL and speed of the place's console: its NetworkSerialPort, through
+    labgrid's proxy manager (LG_PROXY) as labgrid's own SerialDriver reaches it; a local
+    serial port's device (an env file's USBSerialPort or RawSerialPort)."""
+    from labgrid.resource import NetworkSerialPort, SerialPort
     from labgrid.util.proxy import proxymanager
 
+    local = [r for r in target.resources if isinstance(r, SerialPort)]
+    if local:  # a lab env's board on this machine (USBSerialPort, RawSerialPort)
+        return local[0].port, local[0].speed
     try:
         port = target.get_resource(NetworkSerialPort, wait_avail=False)
     except Exception:
@@ -187,10 +198,11 @@ def serial_url(target: Any) -> tuple[str, int]:
     if not port.avail:
         raise TargetError(f"place {target.name}: its serial port is not available (exporter down?)")
     host, tcp_port = proxymanager.get_host_and_port(port)
-    scheme = {"raw": "socket", "rfc2217": "rfc2217"}.get(port.protocol)
-    if scheme is None:
-        raise TargetError(f"place {target.name}: serial protocol {port.protocol!r} (raw, rfc2217)")
-    return f"{scheme}://{host}:{tcp_port}", port.speed
+    if port.protocol == "raw":
+        return f"socket://{host}:{tcp_port}", port.speed
+    if port.protocol == "rfc2217":
+        return f"rfc2217://{host}:{tcp_port}", port.speed
+    raise TargetError(f"place {target.name}: serial protocol {port.protocol!r} (raw, rfc2217)")
 
 
 def power_driver(target: Any, off_s: float) -> Any | None:

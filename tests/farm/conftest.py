@@ -1,5 +1,6 @@
 """A labgrid farm on loopback for the tests of this folder (localfarm.py): labgrid's own
-coordinator and exporter, three QEMU boards behind places c300-1..3, made once per module."""
+coordinator and exporter, four QEMU boards behind places c300-1..4 (c300-4 on a serial device
+the exporter serves through ser2net, as a lab's USB serial port), made once per module."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from localfarm import LocalFarm
 
 @pytest.fixture(scope="module")
 def farm(every_kernel_elf, tmp_path_factory):
-    """Three places, each board flashed with the firmware holding every kernel."""
+    """Four places, each board flashed with the firmware holding every kernel."""
     started = LocalFarm(tmp_path_factory.mktemp("farm"))
     try:
-        yield started.start(3, every_kernel_elf)
+        yield started.start(4, every_kernel_elf, pty_places=1)
     finally:
         started.close()
 

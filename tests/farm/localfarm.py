@@ -5,7 +5,10 @@ FakeMps3Board stands in for an MPS3 on a lab bench, hardware absent here, and mo
 SDK relies on from one (notes: corstone300-and-qemu.md; sdk.flash):
 - its console UART is a TCP port that stays put across power cycles (as ser2net keeps a USB
   serial port's port while the board is off): a listening socket this process holds and hands
-  to each QEMU it starts;
+  to each QEMU it starts; or (`uart="pty"`) a serial device, a pty pair standing in for the
+  board's USB serial port, which the exporter serves through ser2net (RFC 2217) as a lab's
+  exporter serves a USBSerialPort: a relay copies bytes between the pty and the running QEMU,
+  as the board's USB-UART bridge does;
 - its power switch speaks labgrid's `simplerest` model (GET .../power/1, .../power/0; GET
   .../power answers 1 or 0);
 - its configuration drive is a folder: at power-on the board boots the image its
@@ -15,8 +18,10 @@ SDK relies on from one (notes: corstone300-and-qemu.md; sdk.flash):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import tty
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -47,8 +53,9 @@ class FakeMps3Board:
     """One board (see the module docstring): `power(on)`, `kill()` (it dies mid-run), and
     the ports an exporter publishes."""
 
-    def __init__(self, name: str, workdir: Path) -> None:
+    def __init__(self, name: str, workdir: Path, uart: str = "tcp") -> None:
         self.name = name
+        self.uart_kind = uart
         self.workdir = workdir
         self.drive = workdir / "drive"
         self.drive.mkdir(parents=True, exist_ok=True)
@@ -64,6 +71,7 @@ class FakeMps3Board:
         self.uart.listen(1)
         self.uart_port = self.uart.getsockname()[1]
         self.process: subprocess.Popen | None = None
+        self._closed = False
         self.boots = 0
         self._lock = threading.Lock()
         board = self
@@ -85,6 +93,11 @@ class FakeMps3Board:
             def log_message(self, *args) -> None:
                 pass
 
+        if uart == "pty":
+            self.pty_master, self._pty_slave = os.openpty()
+            tty.setraw(self._pty_slave)
+            self.pty_path = os.ttyname(self._pty_slave)
+            threading.Thread(target=self._relay, daemon=True).start()
         self.switch = ThreadingHTTPServer(("127.0.0.1", 0), Switch)
         self.power_url = f"http://127.0.0.1:{self.switch.server_address[1]}/power/{{value}}"
         threading.Thread(target=self.switch.serve_forever, daemon=True).start()
@@ -119,6 +132,31 @@ class FakeMps3Board:
                         pass_fds=[fd], start_new_session=True,
                     )  # fmt: skip
 
+    def _relay(self) -> None:
+        """The USB-UART bridge: pty <-> the running QEMU's UART; while the board is off, what
+        the host sends is lost (as on a board without power)."""
+        link: socket.socket | None = None
+        while not self._closed:
+            if link is None and self.is_on:
+                with contextlib.suppress(OSError):
+                    link = socket.create_connection(("127.0.0.1", self.uart_port), timeout=5)
+            readers = [self.pty_master] + ([link] if link is not None else [])
+            ready, _, _ = select.select(readers, [], [], 0.1)
+            try:
+                if self.pty_master in ready:
+                    data = os.read(self.pty_master, 65536)
+                    if link is not None:
+                        link.sendall(data)
+                if link is not None and link in ready:
+                    data = link.recv(65536)
+                    if not data:
+                        raise OSError("the board's UART closed")
+                    os.write(self.pty_master, data)
+            except OSError:
+                if link is not None:
+                    link.close()
+                link = None
+
     def kill(self) -> None:
         """The board dies (its CPU stops, its switch still says on): a hang to the host."""
         with self._lock:
@@ -132,14 +170,18 @@ class FakeMps3Board:
             self.process = None
 
     def exporter_config(self) -> str:
-        return (
-            f"{self.name}:\n"
-            f"  NetworkSerialPort: {{host: 127.0.0.1, port: {self.uart_port}, protocol: raw, "
-            "speed: 115200}\n"
-            f"  NetworkPowerPort: {{model: simplerest, host: '{self.power_url}', index: 0}}\n"
-        )
+        if self.uart_kind == "pty":  # the exporter starts ser2net for it (RFC 2217)
+            uart = f"  RawSerialPort: {{port: {self.pty_path}, speed: 115200}}\n"
+        else:
+            uart = (
+                f"  NetworkSerialPort: {{host: 127.0.0.1, port: {self.uart_port}, "
+                "protocol: raw, speed: 115200}\n"
+            )
+        power = f"  NetworkPowerPort: {{model: simplerest, host: '{self.power_url}', index: 0}}\n"
+        return f"{self.name}:\n{uart}{power}"
 
     def close(self) -> None:
+        self._closed = True
         self._stop()
         self.switch.shutdown()
         self.switch.server_close()
@@ -180,17 +222,19 @@ class LocalFarm:
         self.processes.append(process)
         return process
 
-    def start(self, places: int, firmware: Path) -> LocalFarm:
-        """The coordinator, `places` boards flashed with `firmware` and powered off, the
-        exporter publishing them, and their places; returns once every place's resources
-        are visible to a client."""
+    def start(self, places: int, firmware: Path, pty_places: int = 0) -> LocalFarm:
+        """The coordinator, `places` boards flashed with `firmware` and powered off (the
+        last `pty_places` of them on a serial device behind ser2net), the exporter publishing
+        them, and their places; returns once every place's resources are visible."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
         port = free_port()
         self.address = f"127.0.0.1:{port}"
         self._spawn("coordinator", str(BIN / "labgrid-coordinator"), "-l", self.address)
         _await_listening(port, self.processes[-1], self.workdir / "coordinator.log")
         config = ""
         for i in range(1, places + 1):
-            board = FakeMps3Board(f"board-{i}", self.workdir / f"board-{i}")
+            uart = "pty" if i > places - pty_places else "tcp"
+            board = FakeMps3Board(f"board-{i}", self.workdir / f"board-{i}", uart)
             self.boards[f"c300-{i}"] = board
             self.flash(f"c300-{i}", firmware)
             config += board.exporter_config()

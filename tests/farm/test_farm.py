@@ -3,7 +3,8 @@ coordinator and exporter on loopback, QEMU boards behind places. A deploy on one
 over two places at once; a place another client holds (the wait, the timeout naming the
 holder); a board that dies mid-run (the error names the place, the place is released, the
 board is power-cycled); a firmware kept, or flashed again when a program needs kernels it
-lacks; `sdk flash` and the pytest plugin on labgrid's --lg-env."""
+lacks; a board on a serial device behind ser2net (RFC 2217); `sdk flash` and the pytest
+plugin on labgrid's --lg-env."""
 
 from __future__ import annotations
 
@@ -59,6 +60,16 @@ def test_a_deploy_on_a_place_acquires_resets_runs_and_releases(farm, farm_cache,
     assert farm.holder("c300-1") == "None"  # released
     log = (tmp_path / "d" / "run" / "place.log").read_text()
     assert "place c300-1: acquired" in log and "place c300-1: released" in log
+
+
+def test_a_board_on_a_serial_device_is_reached_through_ser2net(farm, farm_cache, tmp_path, capsys):
+    """c300-4's UART is a serial device (a pty pair standing in for USB): labgrid's exporter
+    serves it through Debian's ser2net, and the link runs over RFC 2217."""
+    code, text, report = deploy_on(farm, capsys, "c300-4", MODEL, tmp_path / "d")
+    assert code == 0, text
+    assert report["passed"] and report["target"]["place"] == "c300-4"
+    log = (tmp_path / "d" / "run" / "place.log").read_text()
+    assert "console rfc2217://127.0.0.1:" in log, log
 
 
 def test_a_zoo_over_two_places_runs_at_once_with_one_report(farm, farm_cache, tmp_path, capsys):
@@ -134,7 +145,7 @@ def test_a_held_place_is_waited_for_then_times_out_naming_its_holder(
 
 def test_an_unknown_place_or_coordinator_is_one_line(farm, tmp_path, capsys):
     code, text, _ = deploy_on(farm, capsys, "c300-9", SMALL, tmp_path / "d")
-    assert code == 1 and "has no place 'c300-9' (places: c300-1, c300-2, c300-3)" in text
+    assert code == 1 and "has no place 'c300-9' (places: c300-1, c300-2, c300-3, c300-4)" in text
     code, _, err = sdk(
         capsys, "deploy", SMALL, "--target", "labgrid", "--place", "c300-1",
         "--coordinator", "127.0.0.1:9", "-o", tmp_path / "e", "--quiet",
