@@ -142,14 +142,14 @@ def run(args: argparse.Namespace) -> int:
           f"{args.output}")  # fmt: skip
     if report.log_path is not None:  # the firmware ran: its record decided
         print(f"  passed: the firmware's record is ok; log {report.log_path}")
-    if report.board_use is not None:
-        use = report.board_use
-        place = f"place {use['place']}; " if use["place"] else ""
-        print(f"  {place}firmware {use['firmware'] or 'as found'}: {use['firmware_detail']}")
         print(f"  run: {report.timing.describe()}")
         if report.memory is not None:
             used, size = report.memory.planned_used, report.memory.planned_size
             print(f"  planned memory: {used} of {size} bytes")
+    if report.board_use is not None:
+        use = report.board_use
+        place = f"place {use['place']}; " if use["place"] else ""
+        print(f"  {place}firmware {use['firmware'] or 'as found'}: {use['firmware_detail']}")
     where = args.expect if args.inputs is not None else args.program
     for i, (case, got) in enumerate(zip(cases, reports, strict=True)):
         label = f"{where} (test case {i})" if len(cases) > 1 or bundled else where

@@ -37,8 +37,8 @@ from sdk.targets.serial import TIMING_SOURCE
 COORDINATOR_ENV = "LG_COORDINATOR"
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 LABGRID_INSTALL = (
-    "start a labgrid coordinator and exporter (README: board farm) and pass --coordinator "
-    f"HOST:PORT (or set {COORDINATOR_ENV})"
+    "pass --place NAME (`labgrid-client places`) and --coordinator HOST:PORT (or set "
+    f"{COORDINATOR_ENV}) of a labgrid farm (docs/farm.md)"
 )
 CONNECT_TIMEOUT_S = 30.0  # a coordinator that takes the connection but never answers
 # The place tag value saying its board has no NPU (the host's virtual U55 runs delegates).

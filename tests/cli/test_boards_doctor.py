@@ -117,7 +117,7 @@ def test_boards_json_has_the_same_facts(capsys):
         "configs": list(BOARD.npu_configs),
     }
     targets = board["targets"]
-    assert list(targets) == ["host", "qemu", "fvp", "serial"]
+    assert list(targets) == ["host", "qemu", "fvp", "serial", "labgrid"]
     assert targets["host"]["available"] and targets["qemu"]["available"]
     assert "QEMU emulator version" in targets["qemu"]["detail"]
     assert not targets["fvp"]["available"] and "--fvp PATH" in targets["fvp"]["install"]

@@ -158,9 +158,15 @@ class FakeMps3Board:
                 link = None
 
     def kill(self) -> None:
-        """The board dies (its CPU stops, its switch still says on): a hang to the host."""
+        """The board dies (its UART goes away, its switch still says on)."""
         with self._lock:
             self._stop()
+
+    def freeze(self) -> None:
+        """The board hangs (its CPU stops, its UART stays open): silence to the host."""
+        with self._lock:
+            if self.process is not None:
+                os.killpg(self.process.pid, signal.SIGSTOP)
 
     def _stop(self) -> None:
         if self.process is not None:

@@ -166,42 +166,65 @@ def cpu_program(tmp_path_factory) -> Path:
     return program()
 
 
-def test_a_board_killed_mid_run_names_the_place_and_releases_it(
-    farm, cpu_program, tmp_path, capsys
-):
+def long_run_argv(farm, program: Path, tmp_path: Path, place: str) -> list:
+    """`sdk run` of `program` on `place` for many iterations (seconds), logging to work/."""
     import numpy as np
 
     from sdk.npz import write_arrays
 
-    board = farm.boards["c300-3"]
     inputs = tmp_path / "in.npz"
     write_arrays(inputs, [np.ones((4, 16), np.float32)] * 2)
-    out = tmp_path / "out.npz"
+    return [
+        "run", program, "--target", "labgrid", "--place", place, "--coordinator",
+        farm.address, "--inputs", inputs, "-o", tmp_path / "out.npz", "--workdir",
+        tmp_path / "work", "--iterations", "1000000", "--timeout", "8",
+    ]  # fmt: skip
+
+
+def when_running(tmp_path: Path, action) -> threading.Thread:
+    """A thread doing `action()` once the run's RUN request is on the link."""
     link_log = tmp_path / "work" / "link.log"
 
-    def kill_when_running() -> None:
+    def wait() -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if link_log.is_file() and "> RUN" in link_log.read_text(errors="replace"):
-                board.kill()
+                action()
                 return
-            time.sleep(0.05)
+            time.sleep(0.05)  # the run's log is the only signal from another process
 
+    thread = threading.Thread(target=wait)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("fate", ["kill", "freeze"])
+def test_a_board_dead_or_hung_mid_run_names_the_place_and_releases_it(
+    farm, cpu_program, tmp_path, capsys, fate
+):
+    board = farm.boards["c300-3"]
     boots = board.boots
-    killer = threading.Thread(target=kill_when_running)
-    killer.start()
-    code, stdout, err = sdk(
-        capsys, "run", cpu_program, "--target", "labgrid", "--place", "c300-3",
-        "--coordinator", farm.address, "--inputs", inputs, "-o", out, "--workdir",
-        tmp_path / "work", "--iterations", "1000000", "--timeout", "60",
-    )  # fmt: skip
-    killer.join()
-    assert code == 1 and not out.exists(), stdout + err
+    watcher = when_running(tmp_path, getattr(board, fate))
+    code, stdout, err = sdk(capsys, *long_run_argv(farm, cpu_program, tmp_path, "c300-3"))
+    watcher.join()
+    assert code == 1 and not (tmp_path / "out.npz").exists(), stdout + err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: place c300-3: "), err
     assert farm.holder("c300-3") == "None"  # released
     # Power-cycled after the failure (and before the run): the next client finds it running.
     assert board.boots == boots + 2 and board.is_on
+
+
+def test_ctrl_c_mid_run_releases_the_place(farm, cpu_program, tmp_path):
+    import signal
+
+    command = [sys.executable, "-m", "sdk.cli.main"]
+    command += [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
+    when_running(tmp_path, lambda: process.send_signal(signal.SIGINT)).join()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "error: interrupted" in err, err
+    assert farm.holder("c300-2") == "None"
 
 
 def test_a_firmware_is_kept_or_flashed_again_when_it_lacks_kernels(
