@@ -133,7 +133,8 @@ def flash_firmware(
     drive: Path | None = None,
     probe: str | None = None,
 ) -> FlashResult:
-    """Flash `elf` with the board's first flash method (or the one named)."""
+    """Flash `elf` with the board's first flash method, the one named, or the one whose
+    place was given (`drive`: mps3-usb, `probe`: pyocd)."""
     elf = Path(elf)
     if not elf.is_file():
         raise UsageError(f"{elf}: no such firmware file")
@@ -142,6 +143,10 @@ def flash_firmware(
     methods = list(board_methods)
     if not methods:
         raise UsageError(f"board {board_name} declares no flash method (board.yaml `flash:`)")
+    if method is None and (drive is None) != (probe is None):  # the one the user said where
+        wanted = "mps3-usb" if drive is not None else "pyocd"
+        if any(m["method"] == wanted for m in methods):
+            method = wanted
     if method is not None:
         methods = [m for m in methods if m["method"] == method]
         if not methods:

@@ -152,7 +152,6 @@ class Dut:
 @pytest.fixture(scope="session")
 def _sdk_dut(sdk_target: str, board: str, port: str | None, baud: int | None, request) -> Dut:
     from sdk.errors import SdkError, TargetError, UsageError
-    from sdk.link.session import DEFAULT_BAUD
     from sdk.targets.base import RunOptions
 
     firmware = request.config.getoption("--firmware")
@@ -160,7 +159,7 @@ def _sdk_dut(sdk_target: str, board: str, port: str | None, baud: int | None, re
     # A lab's labgrid environment: the board labgrid's `target` fixture describes.
     lab_target = request.getfixturevalue("target") if _lg_env(request.config) else None
     options = RunOptions(
-        port=port, baud=baud or DEFAULT_BAUD, firmware=Path(firmware) if firmware else None,
+        port=port, baud=baud, firmware=Path(firmware) if firmware else None,
         labgrid_target=lab_target,
     )  # fmt: skip
     workdir = Path(tempfile.mkdtemp(prefix="sdk-dut-"))

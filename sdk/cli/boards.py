@@ -20,7 +20,9 @@ SCHEMA = "sdk.boards/1"
 def add_target_options(p: argparse.ArgumentParser) -> None:
     """What target availability can be asked with (shared with `sdk doctor`)."""
     p.add_argument("--port", help="serial: see whether this pyserial URL opens")
-    p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
+    p.add_argument(
+        "--baud", type=int, help=f"serial: baud rate (default the board's, {DEFAULT_BAUD})"
+    )
     p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
 
 

@@ -63,7 +63,9 @@ def add_parser(subparsers) -> None:
         help="--dataset with labels: top-1 points the device may lose vs fp32 (default 2)",
     )  # fmt: skip
     p.add_argument("--port", help="serial: pyserial URL of the board")
-    p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
+    p.add_argument(
+        "--baud", type=int, help=f"serial, labgrid: baud rate (default the board's, {DEFAULT_BAUD})"
+    )
     p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
     add_farm_arguments(p)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
@@ -128,7 +130,10 @@ def _zoo(args: argparse.Namespace) -> int:
     if args.drive or args.probe:
         raise UsageError("--drive/--probe name one board: not with a zoo (flash with `sdk flash`)")
     outdir = args.outdir or Path("out") / "zoo"
-    entries = deploy_zoo(args.model, places, args.argv, outdir, show=not args.quiet)
+    to_stdout = any(str(given) == "-" for given in (args.json, args.junit))
+    entries = deploy_zoo(
+        args.model, places, args.argv, outdir, show=not args.quiet, quiet_stdout=to_stdout
+    )
     for given, name in ((args.json, ZOO_REPORT_FILE), (args.junit, ZOO_JUNIT_FILE)):
         if given is not None and str(given) == "-":
             sys.stdout.write((outdir / name).read_text())
@@ -136,7 +141,7 @@ def _zoo(args: argparse.Namespace) -> int:
             shutil.copyfile(outdir / name, given)
     passed = sum(e.passed for e in entries)
     print(f"zoo: {passed} of {len(entries)} passed over {len(places)} place(s); "
-          f"{outdir / ZOO_REPORT_FILE}")  # fmt: skip
+          f"{outdir / ZOO_REPORT_FILE}", file=sys.stderr if to_stdout else sys.stdout)  # fmt: skip
     zoo_verdict(entries)
     return 0
 

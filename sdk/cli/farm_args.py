@@ -15,6 +15,11 @@ def add_farm_arguments(p: argparse.ArgumentParser, flash: bool = True) -> None:
         help="labgrid: the coordinator (default $LG_COORDINATOR, else 127.0.0.1:20408)",
     )  # fmt: skip
     p.add_argument(
+        "--use-acquired", action="store_true",
+        help="labgrid: a place you hold already (`labgrid-client acquire`) is used as it is "
+        "and left acquired (default: wait for it like any held place)",
+    )  # fmt: skip
+    p.add_argument(
         "--acquire-timeout",
         type=float,
         metavar="S",
@@ -37,6 +42,7 @@ def farm_options(args: argparse.Namespace) -> dict[str, Any]:
         "place": args.place,
         "coordinator": args.coordinator,
         "acquire_timeout_s": args.acquire_timeout,
+        "use_acquired": args.use_acquired or None,
         "drive": getattr(args, "drive", None),
         "probe": getattr(args, "probe", None),
     }

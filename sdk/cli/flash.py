@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     board = load_board(args.board)
     if not args.firmware.is_file():
         raise UsageError(f"{args.firmware}: firmware file not found")
+    if args.target is None and (args.place or args.coordinator):
+        raise UsageError("--place/--coordinator name a farm's board: add --target labgrid")
     if args.target is not None:
         options = RunOptions(**farm_options(args))
         target = make_target(args.target, board, options)

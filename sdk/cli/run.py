@@ -40,7 +40,9 @@ def add_parser(subparsers) -> None:
         help="serial: pyserial URL of the board (/dev/ttyACM0, socket://HOST:PORT, "
         "rfc2217://HOST:PORT, hwgrep://SERIAL)",
     )
-    p.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="serial: baud rate")
+    p.add_argument(
+        "--baud", type=int, help=f"serial, labgrid: baud rate (default the board's, {DEFAULT_BAUD})"
+    )
     p.add_argument("--iterations", type=int, default=1, help="firmware targets: runs to time")
     p.add_argument(
         "--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else the board's on PATH)"
@@ -147,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
             used, size = report.memory.planned_used, report.memory.planned_size
             print(f"  planned memory: {used} of {size} bytes")
     if report.board_use is not None:
-        use = report.board_use
-        place = f"place {use['place']}; " if use["place"] else ""
-        print(f"  {place}firmware {use['firmware'] or 'as found'}: {use['firmware_detail']}")
+        from sdk.targets.strategy import BoardUse
+
+        print(f"  {BoardUse.describe(report.board_use)}")
     where = args.expect if args.inputs is not None else args.program
     for i, (case, got) in enumerate(zip(cases, reports, strict=True)):
         label = f"{where} (test case {i})" if len(cases) > 1 or bundled else where

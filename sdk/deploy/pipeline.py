@@ -41,7 +41,6 @@ from sdk.export.model_loader import parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
-from sdk.link.session import DEFAULT_BAUD
 from sdk.npz import read_arrays, write_arrays
 from sdk.png import confusion_png
 from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
@@ -253,7 +252,7 @@ def deploy(
     cpu_ops: list[str] | None = None,
     inputs: Path | None = None,
     port: str | None = None,
-    baud: int = DEFAULT_BAUD,
+    baud: int | None = None,
     fvp: Path | None = None,
     timeout_s: float = 120.0,
     outdir: Path | None = None,

@@ -47,9 +47,9 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         f"({report.target_why}); NPU {report.npu}, {report.quant}"
     )
     if report.board_use:  # a board: its place in a farm, the firmware kept or flashed
-        use = report.board_use
-        place = f"place {use['place']}; " if use["place"] else ""
-        console.print(f"{place}firmware {use['firmware'] or 'as found'}: {use['firmware_detail']}")
+        from sdk.targets.strategy import BoardUse
+
+        console.print(BoardUse.describe(report.board_use))
 
     steps = Table(title="steps", title_justify="left")
     for column in ("step", "status", "seconds", "detail"):

@@ -74,16 +74,20 @@ def deploy_zoo(
     argv: Sequence[str],
     outdir: Path,
     show: bool = True,
+    quiet_stdout: bool = False,
 ) -> list[ZooEntry]:
     """Deploy every model, one running per place at a time; the entries in `models` order.
-    zoo.json and zoo.junit.xml land in `outdir`, each model's own files in outdir/<i>-<stem>."""
+    zoo.json and zoo.junit.xml land in `outdir`, each model's own files in outdir/<i>-<stem>.
+    `quiet_stdout`: progress goes to stderr (stdout carries JSON)."""
     if len(set(places)) != len(places):
         raise UsageError(f"--places names a place twice: {', '.join(map(str, places))}")
     outdir.mkdir(parents=True, exist_ok=True)
     common = per_model_argv(argv, models)
     queue = deque(enumerate(models))
     lock = threading.Lock()
+    stopping = threading.Event()  # Ctrl-C: no deploy starts after it
     running: list[subprocess.Popen] = []
+    say = sys.stderr if quiet_stdout else sys.stdout
     entries: dict[int, ZooEntry] = {}
     started = time.monotonic()
 
@@ -101,8 +105,14 @@ def deploy_zoo(
                 command += ["--place", place]
             began = time.monotonic()
             with open(folder / "deploy.log", "wb") as log:
-                process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
                 with lock:
+                    if stopping.is_set():
+                        return
+                    # Its own session: a terminal's Ctrl-C reaches the zoo alone, which
+                    # passes it on once (a second one could cut a place's release short).
+                    process = subprocess.Popen(
+                        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    )
                     running.append(process)
                 code = process.wait()
             entries[index] = _entry(model, place, code, time.monotonic() - began, folder)
@@ -110,7 +120,7 @@ def deploy_zoo(
                 e = entries[index]
                 verdict = "passed" if e.passed else f"FAILED ({e.failure})"
                 print(f"  {model} on {place or 'the target'}: {verdict} in {e.seconds:.1f} s",
-                      flush=True)  # fmt: skip
+                      file=say, flush=True)  # fmt: skip
 
     threads = [threading.Thread(target=work, args=(p,), daemon=True) for p in places]
     for thread in threads:
@@ -121,6 +131,7 @@ def deploy_zoo(
                 thread.join(0.5)  # wakes for Ctrl-C
     except KeyboardInterrupt:
         with lock:
+            stopping.set()
             queue.clear()
             for process in running:
                 if process.poll() is None:
@@ -134,7 +145,10 @@ def deploy_zoo(
 
 
 def _entry(model: str, place: str | None, code: int, seconds: float, folder: Path) -> ZooEntry:
-    """What one deploy said: its deploy.json (kept only when it ran), else its last line."""
+    """What one deploy said: its deploy.json (kept only when it ran), else its last line.
+    A deploy killed by a signal has the shell's exit code for it (128 + N)."""
+    if code < 0:
+        code = 128 - code
     report = folder / REPORT_FILE
     failure = None
     passed = False
@@ -180,8 +194,11 @@ def zoo_verdict(entries: list[ZooEntry]) -> None:
     if not failed:
         return
     names = ", ".join(f"{e.model} ({e.place})" if e.place else e.model for e in failed)
+    message = f"{len(failed)} of {len(entries)} models failed: {names}"
     if all(e.exit_code == MismatchError.exit_code for e in failed):
-        raise MismatchError(f"{len(failed)} of {len(entries)} models failed: {names}")
-    error = SdkError(f"{len(failed)} of {len(entries)} models failed: {names}")
-    error.exit_code = next(e.exit_code for e in failed if e.exit_code != 0) or 1
+        raise MismatchError(message)
+    error = SdkError(message)
+    error.exit_code = next(
+        (e.exit_code for e in failed if e.exit_code not in (0, MismatchError.exit_code)), 1
+    )
     raise error

@@ -6,7 +6,7 @@ MODEL is `path/to/file.py` or `path/to/file.py:Name`.
   returning the tuple of example input tensors.
 - `file.py:Name`: `Name` is an `nn.Module` subclass (constructed with no arguments) or a
   function returning the module. Example inputs come from `Name.example_inputs()` when the
-  class has it, else from the file's `example_inputs()`.
+  class has it, else from the file's `example_inputs()`; calibration inputs likewise.
 - Optional: `calibration_inputs()` returning an iterable of input tuples for quantization
   calibration (default: the example inputs alone).
 """
@@ -155,6 +155,8 @@ def load_model(spec: str) -> LoadedModel:
 
     calibration = None
     calibration_fn = getattr(user, "calibration_inputs", None)
+    if name is not None and inspect.isclass(factory):  # the class's own, as example_inputs
+        calibration_fn = getattr(factory, "calibration_inputs", calibration_fn)
     if callable(calibration_fn):
         samples = _call(calibration_fn, "calibration_inputs()", path)
         calibration = []

@@ -100,11 +100,10 @@ def open_port(url: str, baud: int = DEFAULT_BAUD) -> Port:
     if url.startswith("rfc2217://") and "ign_set_control" not in url:
         # ser2net (a lab's exporter) never confirms SET_CONTROL; labgrid's driver says the same
         url += ("&" if "?" in url else "?") + "ign_set_control"
+    # pyserial's rfc2217:// has no write timeout (NotImplementedError)
+    writes = {} if url.startswith("rfc2217://") else {"write_timeout": 10}
     try:
-        try:
-            return serial.serial_for_url(url, baudrate=baud, timeout=0.05, write_timeout=10)
-        except NotImplementedError:  # rfc2217:// (ser2net, labgrid) has no write timeout
-            return serial.serial_for_url(url, baudrate=baud, timeout=0.05)
+        return serial.serial_for_url(url, baudrate=baud, timeout=0.05, **writes)
     except (serial.SerialException, ValueError, OSError) as exc:
         raise TargetError(f"cannot open serial port {url}: {exc}") from None
 

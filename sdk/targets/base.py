@@ -17,7 +17,6 @@ import numpy as np
 
 from sdk.firmware.boards import Board
 from sdk.link.record import MemoryUse
-from sdk.link.session import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram
 
 VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
@@ -40,7 +39,8 @@ class RunOptions:
     timeout_s: float = 120.0
     workdir: Path | None = None  # firmware, blobs, logs (None: a temporary folder)
     port: str | None = None  # serial: the pyserial URL
-    baud: int = DEFAULT_BAUD
+    baud: int | None = None  # None: the board's (board.yaml, a farm exporter's speed)
+    use_acquired: bool = False  # labgrid: a place this user holds already is used as it is
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
     # host, virtual NPU: one of sdk.vnpu.executor.NPU_EXECUTORS; None: the host reference
     # runs the TOSA, a virtual NPU the command stream (HOST_REFERENCE_/VIRTUAL_NPU_EXECUTOR)

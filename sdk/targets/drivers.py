@@ -36,7 +36,7 @@ class Console:
     (an emulator that exited says so); `reset` power-cycles the board (None: it cannot be)."""
 
     url: str
-    baud: int
+    baud: int | None  # None: the link's default (a TCP socket has none)
     console_log: Path | None = None
     explain: Callable[[TargetError], TargetError] = lambda exc: exc
     reset: Callable[[], None] | None = None

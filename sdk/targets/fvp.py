@@ -159,7 +159,10 @@ class FvpDriver:
             self.running_config = self.npu_config
             try:
                 yield Console(
-                    fvp.url, options.baud, console_log, lambda exc: explain_exit(fvp, exc)
+                    fvp.url,
+                    options.baud,
+                    console_log,
+                    lambda exc: explain_exit(fvp, exc),
                 )
             finally:
                 self.running_config = None

@@ -45,8 +45,8 @@ def check_kernels(session: LinkSession, program: LoadedProgram) -> None:
         raise TargetError(
             f"the firmware on {session.port_name} has no kernel for {', '.join(missing)}: "
             f"build one for this program (`sdk build --board {info.board} PROGRAM.pte`) and "
-            "flash it (`sdk flash`), or give --drive/--probe where the host can reset the board "
-            "(a farm's place) and it flashes a firmware with every kernel"
+            "flash it (`sdk flash`); on a farm's place with a power switch, --drive/--probe let "
+            "the host flash a firmware with every kernel itself"
         )
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
+import signal
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -65,12 +67,19 @@ class Coordinator:
         self.address = address
         self.loop = asyncio.new_event_loop()  # one per session: several may live in a process
         self._changed = asyncio.Event()
+        self.held: set[str] = set()  # places acquired by this session, to release
+        self._targets: list[Any] = []
         try:  # labgrid's start_session, with a bound on a coordinator that never answers
             grpc_address = proxymanager.get_grpc_address(address, default_port=20408)
             self.session = ClientSession(grpc_address, self._bound_loop())
             self._call(self.session.start(), CONNECT_TIMEOUT_S)
         except Exception as exc:  # grpc and labgrid raise many kinds: one line
-            self.loop.close()
+            if hasattr(self, "session"):
+                with contextlib.suppress(Exception):
+                    self._call(self.session.stop(), 5.0)
+                with contextlib.suppress(Exception):
+                    self._call(self.session.close(), 5.0)
+            self._close_loop()
             detail = "no answer" if isinstance(exc, asyncio.TimeoutError) else exc
             raise TargetError(
                 f"cannot reach the labgrid coordinator at {address}: {detail}"
@@ -107,45 +116,73 @@ class Coordinator:
             )
         return place
 
-    def acquire(self, name: str, timeout_s: float) -> bool:
-        """Acquire place `name`, waiting up to `timeout_s` while another client holds it;
-        False when this user already holds it (acquired by hand: used, not released here).
-        The wait ends on the coordinator's place update, not on a poll."""
+    def acquire(self, name: str, timeout_s: float, use_held: bool = False) -> bool:
+        """Acquire place `name`, waiting up to `timeout_s` while another client holds it
+        (this user's other runs too); True once acquired here. `use_held`: a place this
+        user already holds (`labgrid-client acquire`) is used as it is (False: not ours to
+        release). The wait ends on the coordinator's place update, not on a poll."""
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
         deadline = time.monotonic() + timeout_s
         while True:
             place = self.place(name)
-            if place.acquired == self.me:
+            if place.acquired == self.me and use_held:
                 return False
             if not place.acquired:
                 try:
                     self._call(self.session.stub.AcquirePlace(pb2.AcquirePlaceRequest(
                         placename=name)), 30.0)  # fmt: skip
-                    self._call(self.session.sync_with_coordinator(), 30.0)
-                    return True
                 except Exception as exc:  # taken in between, or the coordinator refused
+                    self._call(self.session.sync_with_coordinator(), 30.0)
                     if not self.place(name).acquired:
                         raise TargetError(
                             f"place {name}: acquire refused: {_detail(exc)}"
                         ) from None
-                continue
+                    continue  # another client was first: wait for it like any holder
+                self.held.add(name)  # ours from here on, whatever follows
+                self._call(self.session.sync_with_coordinator(), 30.0)
+                return True
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                yours = " (you: another run, or `labgrid-client acquire`; --use-acquired " \
+                    "uses it)" if place.acquired == self.me else ""  # fmt: skip
                 raise TargetError(
-                    f"place {name} is held by {place.acquired}: waited {timeout_s:g} s "
+                    f"place {name} is held by {place.acquired}{yours}: waited {timeout_s:g} s "
                     "(--acquire-timeout); ask them to release it (`labgrid-client -p "
                     f"{name} release`)"
                 )
             self._changed.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                self._call(self._changed.wait(), remaining)
+            self._wait_for_change(remaining)
+
+    def _wait_for_change(self, timeout_s: float) -> None:
+        """Until a place changes, the session ends (a lost coordinator: said), or timeout."""
+
+        async def either() -> None:
+            waits = [asyncio.ensure_future(self._changed.wait()),
+                     asyncio.ensure_future(self.session.stopping.wait())]  # fmt: skip
+            try:
+                await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+
+        self.loop.run_until_complete(either())
+        if self.session.stopping.is_set():
+            raise TargetError(f"lost the labgrid coordinator at {self.address}")
 
     def release(self, name: str) -> None:
+        """Give place `name` back (when acquired here); a failure is a TargetError."""
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
-        self._call(self.session.stub.ReleasePlace(pb2.ReleasePlaceRequest(placename=name)), 30.0)
-        self._call(self.session.sync_with_coordinator(), 30.0)
+        if name not in self.held:
+            return
+        try:
+            request = pb2.ReleasePlaceRequest(placename=name)
+            self._call(self.session.stub.ReleasePlace(request), 30.0)
+            self._call(self.session.sync_with_coordinator(), 30.0)
+        except Exception as exc:
+            raise TargetError(f"place {name}: release failed: {_detail(exc)}") from None
+        self.held.discard(name)
 
     def target(self, name: str) -> Any:
         """A labgrid Target holding the acquired place's resources (labgrid's RemotePlace
@@ -156,14 +193,35 @@ class Coordinator:
         manager = RemotePlaceManager.get()
         manager.session = self.session
         manager.loop = self.loop
-        target = Target(name, env=None)
-        RemotePlace(target, name=name)
+        self._targets.append(target := Target(name, env=None))
+        try:
+            RemotePlace(target, name=name)
+        except Exception as exc:  # labgrid's ServerError: an exporter gone, say
+            raise TargetError(f"place {name}: its resources: {_detail(exc)}") from None
         return target
 
     def close(self) -> None:
+        """End the session and leave nothing behind: labgrid's place manager forgets this
+        session's resources, no loop stays current."""
+        from labgrid.remote import client
+        from labgrid.resource.remote import RemotePlaceManager
+
         with contextlib.suppress(Exception):
             self._call(self.session.stop(), 10.0)
+        with contextlib.suppress(Exception):
             self._call(self.session.close(), 10.0)
+        self._close_loop()
+        manager = RemotePlaceManager.get()
+        if manager.session is self.session:
+            manager.session = manager.loop = None
+        manager.resources = [r for r in manager.resources if r.target not in self._targets]
+        manager.unmanaged_resources = [
+            r for r in manager.unmanaged_resources if r.target not in self._targets
+        ]
+        client._loop.set(None)
+        asyncio.set_event_loop(None)
+
+    def _close_loop(self) -> None:
         with contextlib.suppress(Exception):  # nothing of gRPC's left to run on a closed loop
             pending = asyncio.all_tasks(self.loop)
             for task in pending:
@@ -231,25 +289,29 @@ def release_console(target: Any) -> None:
 
 
 @contextlib.contextmanager
-def board_console(
-    target: Any, name: str, baud: int | None, off_s: float, log: Path
-) -> Iterator[Console]:
+def board_console(target: Any, name: str, baud: int, off_s: float, log: Path) -> Iterator[Console]:
     """The console of a labgrid target's board, reset first when it has a power switch
-    (and again after a hang, so the next client finds it fresh)."""
+    (and again after a hang, so the next client finds it fresh). `baud`: 0 takes the
+    exporter's speed."""
     url, speed = serial_url(target)
     release_console(target)
     power = power_driver(target, off_s)
     _log(log, f"{name}: console {url}; {'a' if power else 'no'} power switch")
-    if power is not None:
-        power.cycle()  # a fresh board for this client
 
     def explain(exc: TargetError) -> TargetError:
-        return TargetError(f"place {name}: {exc.message}")
+        named = copy.copy(exc)  # its kind and log stay
+        named.message = f"place {name}: {exc.message}"
+        return named
 
     def reset() -> None:
-        power.cycle()
+        try:
+            power.cycle()
+        except Exception as exc:  # requests, labgrid: one line naming the place
+            raise TargetError(f"place {name}: power switch: {_detail(exc)}") from None
         _log(log, f"{name}: power-cycled")
 
+    if power is not None:
+        reset()  # a fresh board for this client
     try:
         yield Console(url, baud or speed, None, explain, reset if power else None, name)
     except TargetError:
@@ -327,25 +389,48 @@ class PlaceDriver:
             timeout_s = float(params.get("acquire_timeout_s", 300))
         log = workdir / "place.log"
         coordinator = Coordinator(self._coordinator(options))
-        acquired = False
+        failed = True
         try:
             started = time.monotonic()
-            acquired = coordinator.acquire(name, timeout_s)
-            how = "acquired" if acquired else "already yours"
+            acquired = coordinator.acquire(name, timeout_s, options.use_acquired)
+            how = "acquired" if acquired else "yours already (--use-acquired)"
             _log(log, f"place {name}: {how} after {time.monotonic() - started:.2f} s")
             place = coordinator.place(name)
             self._check_board(name, place.tags)
             self.place_tags = dict(place.tags)
-            off_s = float(params.get("power_off_s", 1.0))
-            with board_console(coordinator.target(name), name, options.baud, off_s, log) as c:
-                yield c
+            target = coordinator.target(name)
+            with board_console(target, name, self._baud(options), self._off_s, log) as console:
+                yield console
+            failed = False
         finally:
-            try:
-                if acquired:
-                    coordinator.release(name)
-                    _log(log, f"place {name}: released")
-            finally:
-                coordinator.close()
+            self._give_back(coordinator, name, log, failed)
+
+    def _give_back(self, coordinator: Coordinator, name: str, log: Path, failed: bool) -> None:
+        """Release the place (Ctrl-C held off meanwhile) and end the session; a release that
+        fails is logged, and raised only when nothing else failed first."""
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            if name in coordinator.held:
+                coordinator.release(name)
+                _log(log, f"place {name}: released")
+        except TargetError as exc:
+            _log(log, exc.message)
+            if not failed:
+                raise
+        finally:
+            coordinator.close()
+            if masked:  # a Ctrl-C that came meanwhile is raised now
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    @property
+    def _off_s(self) -> float:
+        return float(self.resource.params.get("power_off_s", 1.0))
+
+    def _baud(self, options: RunOptions) -> int:
+        """--baud, else the exporter's speed (0), else board.yaml's."""
+        return options.baud or int(self.resource.params.get("baud", 0))
 
     def _check_board(self, name: str, tags: dict[str, str]) -> None:
         board = tags.get("board")
@@ -395,7 +480,8 @@ class LabgridTargetDriver(PlaceDriver):
 
         with contextlib.suppress(Exception):
             self.place_tags = dict(self.target.get_resource(RemotePlace, wait_avail=False).tags)
-        off_s = float(self.resource.params.get("power_off_s", 1.0))
+        self._check_board(self.target.name, self.place_tags)
         log = workdir / "place.log"
-        with board_console(self.target, self.target.name, options.baud, off_s, log) as console:
+        name = self.target.name
+        with board_console(self.target, name, self._baud(options), self._off_s, log) as console:
             yield console

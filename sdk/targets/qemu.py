@@ -86,7 +86,10 @@ class QemuDriver:
         command = self.link_command(Path(image).resolve(), preloads)
         with LinkProcess(command, workdir, self.binary) as qemu:
             yield Console(
-                qemu.url, options.baud, qemu.console_log, lambda exc: explain_exit(qemu, exc)
+                qemu.url,
+                options.baud,
+                qemu.console_log,
+                lambda exc: explain_exit(qemu, exc),
             )
 
     def tick_hz(self, reported_hz: int) -> int:

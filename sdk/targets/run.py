@@ -48,16 +48,21 @@ def _emulator(kind: str, power: Callable[[EmulatorBinary], PowerDriver], default
     return make
 
 
+def _flash_methods(board: Board, options: RunOptions | None) -> FlashMethods:
+    """The board's flash methods, and where the user said its drive or probe is."""
+    if options is None:
+        return FlashMethods(tuple(board.flash))
+    return FlashMethods(tuple(board.flash), options.drive, options.probe)
+
+
 def _serial(name: str, board: Board, options: RunOptions | None) -> Target:
     params = board.target("serial")
     port = SerialPort(
         options.port if options else None,
-        options.baud if options else int(params.get("baud", DEFAULT_BAUD)),
+        int(params.get("baud", DEFAULT_BAUD)),
         params["npu"],
     )
-    flash = FlashMethods(
-        tuple(board.flash), options.drive if options else None, options.probe if options else None
-    )
+    flash = _flash_methods(board, options)
     strategy = LinkStrategy(name, board, SerialDriver(port), BoardFlash(flash, board.name))
     return Target(name, board, (port, flash), strategy)
 
@@ -71,9 +76,7 @@ def _labgrid(name: str, board: Board, options: RunOptions | None) -> Target:
         params,
         params["npu"],
     )
-    flash = FlashMethods(
-        tuple(board.flash), options.drive if options else None, options.probe if options else None
-    )
+    flash = _flash_methods(board, options)
     lab_target = options.labgrid_target if options else None
     power = PlaceDriver(place) if lab_target is None else LabgridTargetDriver(place, lab_target)
     strategy = LinkStrategy(name, board, power, BoardFlash(flash, board.name))

@@ -59,7 +59,7 @@ class SerialDriver:
         url = self._url(options)
         if not url:
             return Availability(False, "no --port given", SERIAL_INSTALL)
-        baud = options.baud if options is not None else self.resource.baud
+        baud = (options.baud if options is not None else None) or self.resource.baud
         try:
             open_port(url, baud).close()
         except TargetError as exc:
@@ -88,7 +88,7 @@ class SerialDriver:
         self.preflight(options)
         url = self._url(options)
         assert url is not None  # preflight
-        yield Console(url, options.baud)
+        yield Console(url, options.baud or self.resource.baud)
 
     def timing(
         self,

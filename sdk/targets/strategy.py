@@ -25,7 +25,7 @@ import numpy as np
 from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
-from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.link.session import DEFAULT_BAUD, LinkSession, Timeouts, open_port
 from sdk.profile import Profile, build_profile
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
@@ -50,6 +50,12 @@ class BoardUse:
 
     def to_json(self) -> dict:
         return {"place": self.place, "firmware": self.firmware, "firmware_detail": self.detail}
+
+    @staticmethod
+    def describe(data: dict) -> str:
+        """One line of `to_json()`'s data (as reports keep it)."""
+        place = f"place {data['place']}; " if data["place"] else ""
+        return f"{place}firmware {data['firmware'] or 'as found'}: {data['firmware_detail']}"
 
 
 @dataclass
@@ -197,7 +203,7 @@ class LinkStrategy:
 
     def _session(self, console: Console, log: Path, options: RunOptions) -> LinkSession:
         try:
-            port = open_port(console.url, console.baud)
+            port = open_port(console.url, console.baud or DEFAULT_BAUD)
         except TargetError as exc:
             raise console.explain(exc) from None
         return LinkSession(
@@ -230,11 +236,18 @@ class LinkStrategy:
         elf = build_firmware(self.board.name, None, session.log.path.parent / KEPT_FIRMWARE_FILE)
         result = self.flash.flash(elf)
         console.reset()
+        log = session.log.path
         session.close()
-        session = self._session(console, session.log.path.parent / "link.log", options)
-        session.connect()
+        log.replace(log.with_name("link.before-flash.log"))  # the INFO that lacked them
+        session = self._session(console, log, options)
+        try:
+            session.connect()
+        except BaseException:
+            session.close()
+            raise
         still = missing_kernels(session.info, program)
         if still:
+            session.close()
             raise TargetError(
                 f"flashed {elf.name} ({result.method}) and reset the board, but its firmware "
                 f"still lacks {', '.join(still)}"

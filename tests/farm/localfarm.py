@@ -277,8 +277,12 @@ class LocalFarm:
             time.sleep(0.2)  # the coordinator has no event for "an exporter registered"
 
     def holder(self, place: str) -> str:
-        found = re.search(r"acquired:\s*(\S+)", self.client("-p", place, "show"))
-        return found.group(1) if found else "None"
+        """Who holds `place` ("None": nobody), as `labgrid-client show` says."""
+        shown = self.client("-p", place, "show")
+        found = re.search(r"^\s*acquired:\s*(\S+)", shown, re.M)
+        if found is None:
+            raise RuntimeError(f"labgrid-client show {place}: no `acquired:` line: {shown}")
+        return found.group(1)
 
     def close(self) -> None:
         for process in reversed(self.processes):

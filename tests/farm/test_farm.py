@@ -9,6 +9,7 @@ plugin on labgrid's --lg-env."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -131,16 +132,40 @@ def test_a_held_place_is_waited_for_then_times_out_naming_its_holder(
             "them to release it (`labgrid-client -p c300-2 release`)"
         ], text
         assert farm.holder("c300-2") == holder  # not ours: left as it was
-        # The holder lets go while the second client waits: it gets the place and runs.
+        # The holder lets go while the second client waits: woken by the coordinator's
+        # update, it gets the place and runs.
         threading.Timer(1.5, farm.client, ("-p", "c300-2", "release"), {"user": "alice"}).start()
+        started = time.monotonic()
         code, text, report = deploy_on(
             farm, capsys, "c300-2", SMALL, tmp_path / "d2", "--acquire-timeout", "60"
         )
         assert code == 0, text
         assert report["target"]["place"] == "c300-2"
+        log = (tmp_path / "d2" / "run" / "place.log").read_text()
+        waited = float(re.search(r"acquired after ([\d.]+) s", log).group(1))
+        assert 0.5 <= waited < 20 and time.monotonic() - started < 40, log
     finally:
         farm.client("-p", "c300-2", "release", user="alice", check=False)
     assert farm.holder("c300-2") == "None"
+
+
+def test_a_place_this_user_holds_is_waited_for_unless_use_acquired(
+    farm, farm_cache, tmp_path, capsys
+):
+    farm.client("-p", "c300-2", "acquire")  # by hand, as this user: not the SDK's to take
+    try:
+        me = farm.holder("c300-2")
+        code, text, _ = deploy_on(
+            farm, capsys, "c300-2", SMALL, tmp_path / "d", "--acquire-timeout", "1"
+        )
+        assert code == 1 and f"place c300-2 is held by {me} (you: another run" in text, text
+        code, text, report = deploy_on(
+            farm, capsys, "c300-2", SMALL, tmp_path / "e", "--use-acquired"
+        )
+        assert code == 0 and report["target"]["place"] == "c300-2", text
+        assert farm.holder("c300-2") == me  # left acquired: the user's
+    finally:
+        farm.client("-p", "c300-2", "release", check=False)
 
 
 def test_an_unknown_place_or_coordinator_is_one_line(farm, tmp_path, capsys):
@@ -268,10 +293,33 @@ def test_a_firmware_is_kept_or_flashed_again_when_it_lacks_kernels(
     assert code == 0 and report["target"]["firmware"] == "kept", text
 
 
+def test_a_zoo_interrupted_releases_every_place(farm, farm_cache, cpu_program, tmp_path):
+    import signal
+
+    out = tmp_path / "zoo"
+    command = [
+        sys.executable, "-m", "sdk.cli.main", "deploy", str(MODEL), str(SMALL), "--target",
+        "labgrid", "--places", "c300-1,c300-2", "--coordinator", farm.address, "-o", str(out),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
+    logs = [out / "0-shared_split" / "run" / "place.log", out / "1-conv_linear" / "run"
+            / "place.log"]  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not all(p.is_file() for p in logs) and time.monotonic() < deadline:
+        time.sleep(0.05)  # another process's files are the only signal
+    process.send_signal(signal.SIGINT)  # Ctrl-C, as a terminal sends it to the zoo
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "error: interrupted" in err, err
+    assert farm.holder("c300-1") == farm.holder("c300-2") == "None"
+    for log in logs:
+        assert "released" in log.read_text(), log.read_text()
+
+
 def test_the_pytest_plugin_runs_on_a_labgrid_environment(farm, tmp_path):
     env = tmp_path / "env.yaml"
     env.write_text("targets:\n  main:\n    resources:\n      RemotePlace:\n        name: c300-2\n")
     farm.client("-p", "c300-2", "acquire")  # as a lab does before its tests
+    boots = farm.boards["c300-2"].boots
     try:
         junit = tmp_path / "junit.xml"
         result = subprocess.run(
@@ -283,6 +331,7 @@ def test_the_pytest_plugin_runs_on_a_labgrid_environment(farm, tmp_path):
         farm.client("-p", "c300-2", "release")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 passed" in result.stdout
+    assert farm.boards["c300-2"].boots == boots + 1  # its board, reset by the env's place
     for case in ET.parse(junit).getroot().iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props["sdk_target"] == "labgrid" and props["sdk_timing_source"] == BOARD_TIMING
