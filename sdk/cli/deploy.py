@@ -19,6 +19,7 @@ def add_parser(subparsers) -> None:
 
     p = subparsers.add_parser(
         "deploy",
+        allow_abbrev=False,  # a zoo passes its options on by name (sdk.deploy.zoo)
         help="export, build, run on the target and check against the references, in one go",
         description="Export MODEL for the board's NPU, generate the kernel registrations, "
         "check it fits the board, build the firmware, run it on the target, and compare the "

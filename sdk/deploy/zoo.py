@@ -49,12 +49,16 @@ class ZooEntry:
 
 
 def per_model_argv(argv: Sequence[str], models: Sequence[str]) -> list[str]:
-    """The zoo's command line without its models and the options each deploy gets its own
-    value of (its place, output folder, report files) or that a zoo sets (--quiet)."""
+    """The zoo's command line for one deploy: `sdk`'s own options, `deploy`, then the zoo's
+    options without its models and those each deploy gets its own value of (its place,
+    output folder, report files) or that a zoo sets (--quiet). `sdk deploy` takes no
+    abbreviated options, so each is seen here as it is spelt."""
     argv = list(argv)
-    if "deploy" in argv:  # the subcommand and what came before it
-        argv = argv[argv.index("deploy") + 1 :]
-    out: list[str] = []
+    head: list[str] = []
+    if "deploy" in argv:
+        at = argv.index("deploy")
+        head, argv = argv[:at], argv[at + 1 :]
+    out: list[str] = [*head, "deploy"]
     skip = False
     for token in argv:
         if skip:
@@ -99,7 +103,7 @@ def deploy_zoo(
                 index, model = queue.popleft()
             folder = outdir / f"{index}-{Path(model.split(':')[0]).stem}"
             folder.mkdir(parents=True, exist_ok=True)
-            command = [sys.executable, "-m", "sdk.cli.main", "deploy", model, *common,
+            command = [sys.executable, "-m", "sdk.cli.main", *common, model,
                        "-o", str(folder), "--quiet"]  # fmt: skip
             if place is not None:
                 command += ["--place", place]

@@ -10,12 +10,20 @@ from sdk.deploy.zoo import per_model_argv
 
 def test_each_deploy_gets_the_zoo_options_but_not_its_own():
     argv = [
-        "deploy", "a.py", "b.py:Net", "--target", "labgrid", "--places", "p1,p2", "-o", "out",
-        "--json", "z.json", "--junit=z.xml", "--quant", "int16", "--quiet", "--timeout", "30",
+        "--debug", "deploy", "a.py", "b.py:Net", "--target", "labgrid", "--places", "p1,p2",
+        "-o", "out", "--json", "z.json", "--junit=z.xml", "--quant", "int16", "--quiet",
+        "--timeout", "30",
     ]  # fmt: skip
     assert per_model_argv(argv, ["a.py", "b.py:Net"]) == [
-        "--target", "labgrid", "--quant", "int16", "--timeout", "30",
+        "--debug", "deploy", "--target", "labgrid", "--quant", "int16", "--timeout", "30",
     ]  # fmt: skip
+
+
+def test_deploy_takes_no_abbreviated_option(tmp_path, capsys):
+    """An abbreviation (--out for --outdir) would reach every deploy of a zoo unseen."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["deploy", "a.py", "--out", str(tmp_path / "x")])
+    assert exit_.value.code == 2 and "unrecognized arguments: --out" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
