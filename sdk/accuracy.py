@@ -11,6 +11,11 @@ A reference that is all zeros (`acos(1)`, a relu of negatives) has no signal: SN
 cosine 0 for any error at all, so they judge nothing. There the output is held to an absolute
 bound instead (`zero_reference_bound`): what quantization alone costs (the quantized model's
 max error against that reference) plus ZERO_REFERENCE_STEPS steps of the output's scale.
+
+A reference value that is not finite (`logit(0)` is -inf in fp32) cannot be met by any
+quantized output: the figures are of the finite positions, and the count left out is said
+(with none finite, nothing is judged). An output that is not finite where its reference is
+never passes.
 """
 
 from __future__ import annotations
@@ -56,8 +61,14 @@ class Accuracy:
     cosine: float
     # Set when the reference is all zeros: max_abs is held to it, SNR and cosine are not.
     zero_reference_bound: float | None = None
+    # Reference values that are not finite (logit(0) = -inf, a NaN): no quantized value can
+    # equal them, so the figures are of the other positions (all of them: nothing judged).
+    excluded: int = 0
+    judged: int | None = None  # the positions the figures are of (None: every one)
 
     def meets(self, threshold: Threshold) -> bool:
+        if self.judged == 0:
+            return True  # no finite reference value: nothing to hold the output to
         if self.zero_reference_bound is not None:
             return self.max_abs <= self.zero_reference_bound
         snr_ok = self.snr_db is None or self.snr_db >= threshold.min_snr_db
@@ -67,16 +78,23 @@ class Accuracy:
         data = {"max_abs": self.max_abs, "snr_db": self.snr_db, "cosine": self.cosine}
         if self.zero_reference_bound is not None:
             data["zero_reference_bound"] = self.zero_reference_bound
+        if self.excluded:
+            data["excluded_non_finite_reference"] = self.excluded
         return data
 
     def describe(self) -> str:
+        if self.judged == 0:
+            return f"not judged: no reference value is finite ({self.excluded})"
+        skipped = (
+            f" ({self.excluded} non-finite reference values left out)" if self.excluded else ""
+        )
         if self.zero_reference_bound is not None:
             return (
                 f"all-zero reference: max |err| {self.max_abs:.3g} "
-                f"(bound {self.zero_reference_bound:.3g})"
+                f"(bound {self.zero_reference_bound:.3g}){skipped}"
             )
         snr = "identical" if self.snr_db is None else f"SNR {self.snr_db:.1f} dB"
-        return f"{snr}, max |err| {self.max_abs:.3g}, cosine {self.cosine:.6f}"
+        return f"{snr}, max |err| {self.max_abs:.3g}, cosine {self.cosine:.6f}{skipped}"
 
 
 def zero_reference_bound(
@@ -104,8 +122,13 @@ def measure(actual: np.ndarray, reference: np.ndarray, zero_bound: float | None 
     r = np.asarray(reference, dtype=np.float64).ravel()
     if a.shape != r.shape:
         raise ValueError(f"{a.size} values against a reference of {r.size}")
-    if not (np.isfinite(a).all() and np.isfinite(r).all()):
+    finite = np.isfinite(r)
+    excluded = int(r.size - np.count_nonzero(finite))
+    a, r = a[finite], r[finite]
+    if not np.isfinite(a).all():
         return Accuracy(math.inf, -math.inf, -1.0)  # a NaN/inf output never passes
+    if excluded and not r.size:
+        return Accuracy(0.0, None, 1.0, None, excluded, 0)
     error = a - r
     noise = float(np.dot(error, error))
     signal = float(np.dot(r, r))
@@ -120,4 +143,4 @@ def measure(actual: np.ndarray, reference: np.ndarray, zero_bound: float | None 
     # Two all-zero outputs agree; one all-zero output against a non-zero one does not.
     cosine = float(np.dot(a, r) / norms) if norms else float(noise == 0.0)
     bound = zero_bound if signal == 0.0 else None
-    return Accuracy(max_abs, snr, cosine, bound)
+    return Accuracy(max_abs, snr, cosine, bound, excluded, r.size if excluded else None)

@@ -50,6 +50,27 @@ def test_non_finite_outputs_never_pass(bad):
     assert not acc.meets(Threshold(-math.inf, -1.0 + 1e-9))
 
 
+def test_non_finite_reference_values_are_left_out_and_said():
+    """logit(0) is -inf in fp32: no quantized output can equal it; the rest is judged."""
+    ref = np.array([-np.inf, 0.5, 1.0, -0.25])
+    close = np.array([-9.7, 0.5, 1.0, -0.25])  # the quantized model's most negative value
+    acc = measure(close, ref)
+    assert acc.excluded == 1 and acc.judged == 3 and acc.snr_db is None
+    assert acc.meets(Threshold(100.0, 1.0)) and "1 non-finite reference" in acc.describe()
+    far = np.array([-9.7, -0.5, 1.0, -0.25])  # the finite positions still count
+    assert not measure(far, ref).meets(Threshold(15.0, 0.98))
+    out = close.copy()
+    out[1] = np.nan  # not finite where the reference is: never passes
+    assert not measure(out, ref).meets(Threshold(-math.inf, -1.0 + 1e-9))
+
+
+def test_a_reference_with_no_finite_value_judges_nothing():
+    acc = measure(np.full(4, -9.7), np.full(4, -np.inf))
+    assert acc.judged == 0 and acc.meets(Threshold(100.0, 1.0))
+    assert acc.describe() == "not judged: no reference value is finite (4)"
+    assert acc.to_json()["excluded_non_finite_reference"] == 4
+
+
 def test_zero_reference():
     zero = np.zeros(5)
     assert measure(zero, zero).meets(Threshold(100, 1.0))
