@@ -134,7 +134,7 @@ def test_inputs_are_checked_on_the_host_before_anything_runs(programs, tmp_path:
 
 def test_unknown_target_is_a_usage_error(programs, tmp_path: Path):
     pte = programs["add"]
-    known = "fvp, host, qemu, serial"
+    known = "fvp, host, labgrid, qemu, serial"
     with pytest.raises(UsageError, match=f"unknown target 'board9'; targets: {known}"):
         run_on_target("board9", BOARD, pte, random_inputs(pte), TIMEOUT_S, tmp_path)
 
