@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from sdk.accuracy import THRESHOLDS, Accuracy, measure
+from sdk.export.model_loader import output_tensors
 
 STAGES = ("fp32", "quantized", "host", "target")
 # A part of a concatenated output spanning fewer quantization levels than this has collapsed
@@ -165,6 +166,7 @@ class NumericsReport:
 
 
 def _as_tuple(value) -> tuple:
+    """A graph output node's argument (flat in an exported graph) as a tuple."""
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
@@ -335,8 +337,8 @@ def analyse(
 
     tensors = tuple(torch.from_numpy(a) for a in inputs)
     with torch.no_grad():
-        fp32 = [o.detach().numpy() for o in _as_tuple(loaded.module(*tensors))]
-        qmodel = [o.detach().numpy() for o in _as_tuple(quantized.graph_module(*tensors))]
+        fp32 = [o.detach().numpy() for o in output_tensors(loaded.module(*tensors))]
+        qmodel = [o.detach().numpy() for o in output_tensors(quantized.graph_module(*tensors))]
     runner = host_runner(program_path)
     host = runner.run(inputs)
     scales = output_quant_scales(load_program(program_path))
@@ -366,8 +368,8 @@ def export_numerics(quantized, program) -> dict:
     loaded = quantized.loaded
     tensors = loaded.example_inputs
     with torch.no_grad():
-        fp32 = [o.detach().numpy() for o in _as_tuple(loaded.module(*tensors))]
-        qmodel = [o.detach().numpy() for o in _as_tuple(quantized.graph_module(*tensors))]
+        fp32 = [o.detach().numpy() for o in output_tensors(loaded.module(*tensors))]
+        qmodel = [o.detach().numpy() for o in output_tensors(quantized.graph_module(*tensors))]
     scales = output_quant_scales(program)
     quant = quantized.quant.value
     outputs = []

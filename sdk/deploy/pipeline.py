@@ -37,7 +37,7 @@ from sdk.deploy.keys import (
 from sdk.deploy.report import REPORT_FILE, DeployReport, OutputCheck, timing_entries
 from sdk.errors import MismatchError, ModelLoadError, UsageError
 from sdk.export import ETRECORD_FILE
-from sdk.export.model_loader import parse_model_spec
+from sdk.export.model_loader import output_tensors, parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
@@ -116,10 +116,6 @@ def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
     return Entry(cache.put(kind, key, fill, parts), key, False)
 
 
-def _as_tuple(outputs) -> tuple:
-    return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
-
-
 def export_into(
     folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
@@ -151,11 +147,11 @@ def export_into(
     with torch.no_grad():
         models = {"fp32": loaded.module, "quantized": quantized.graph_module}
         for ref, module in models.items():
-            outputs = _as_tuple(module(*tensors))
+            outputs = output_tensors(module(*tensors))
             write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
             if samples is not None:
                 per_sample = [
-                    [o.detach().numpy() for o in _as_tuple(module(*map(torch.from_numpy, x)))]
+                    [o.detach().numpy() for o in output_tensors(module(*map(torch.from_numpy, x)))]
                     for x in map(samples.sample, range(samples.size))
                 ]
                 stacked = [np.stack(outs) for outs in zip(*per_sample, strict=True)]

@@ -110,6 +110,15 @@ def non_finite(t: torch.Tensor) -> str | None:
     return None
 
 
+def output_tensors(value) -> list[torch.Tensor]:
+    """A model's outputs as the program holds them: the tensors of its (possibly nested)
+    return value, in torch.export's flattening order (an LSTM's `out, (h, c)` is three)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
+
+
 def parse_model_spec(spec: str) -> tuple[Path, str | None]:
     """Split `file.py[:Name]` into the path and the optional name."""
     path_part, sep, name = spec.rpartition(":")

@@ -99,3 +99,20 @@ def test_finite_calibration_samples_load(tmp_path):
     loaded = load_model(str(path))
     assert loaded.calibration is not None and len(loaded.calibration) == 2
     assert float(loaded.calibration[1][1][0, 2]) == 0.5
+
+
+def test_nested_outputs_are_the_program_s_tensors_in_export_order():
+    """An LSTM returns `out, (h, c)`: the program has three outputs, in torch.export's order,
+    and the references are taken the same way (sdk.export.model_loader.output_tensors)."""
+    import torch
+
+    from sdk.export.model_loader import output_tensors
+
+    lstm = torch.nn.LSTM(4, 3, batch_first=True).eval()
+    x = torch.randn(1, 2, 4)
+    flat = output_tensors(lstm(x))
+    exported = torch.export.export(lstm, (x,)).module()(x)
+    assert len(flat) == 3
+    for ours, theirs in zip(flat, output_tensors(exported), strict=True):
+        assert torch.equal(ours, theirs)
+    assert len(output_tensors(torch.ones(2))) == 1 and output_tensors((1, None)) == []

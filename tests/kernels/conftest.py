@@ -50,14 +50,18 @@ def check(host_run) -> Callable[..., list[np.ndarray]]:
     oracle.assert_matches; `scales` per output), and that the program calls exactly the
     operators `ops`, plus at most oracle.GLUE_OPS. `expected` (tensors) replaces ExecuTorch
     where its runtime has no kernel for the case (a dtype only its portable kernel takes).
+    `core_aten` False keeps operators outside the Core ATen opset (koracle.export).
     BFloat16 inputs go in and out as float32 (oracle.bf16_io)."""
 
-    def run(fn, *inputs: torch.Tensor, ops, rtol: float = 1e-6, scales=None, expected=None):
+    def run(
+        fn, *inputs: torch.Tensor, ops, rtol: float = 1e-6, scales=None, expected=None,
+        core_aten: bool = True,
+    ):  # fmt: skip
         if any(t.dtype == torch.bfloat16 for t in inputs):
             fn, inputs = oracle.bf16_io(fn, inputs)
             if expected is not None:
                 expected = [e.float() if e.dtype == torch.bfloat16 else e for e in expected]
-        pte = oracle.export(fn, tuple(inputs))
+        pte = oracle.export(fn, tuple(inputs), core_aten)
         oracle.check_operators(pte, ops)
         if expected is None:
             expected = oracle.run(pte, tuple(inputs))

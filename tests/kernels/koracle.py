@@ -6,7 +6,7 @@ from __future__ import annotations
 import executorch.kernels.quantized  # noqa: F401  (registers quantized_decomposed kernels)
 import numpy as np
 import torch
-from executorch.exir import to_edge
+from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.runtime import Runtime
 
 from sdk.program.pte import load_program, operator_name
@@ -56,11 +56,14 @@ class Fn(torch.nn.Module):
         return self.fn(*args)
 
 
-def export(fn, inputs: tuple[torch.Tensor, ...]) -> bytes:
+def export(fn, inputs: tuple[torch.Tensor, ...], core_aten: bool = True) -> bytes:
     """The .pte of a CPU-only program computing fn(*inputs). (to_edge: with no partitioner
-    to_edge_transform_and_lower makes the same program, decomposing twice.)"""
+    to_edge_transform_and_lower makes the same program, decomposing twice.) `core_aten`
+    False: operators outside the Core ATen opset are kept (the bitwise shifts: ExecuTorch's
+    runtime has kernels for them, its to_edge refuses them by default)."""
     ep = torch.export.export(Fn(fn), inputs)
-    return to_edge(ep).to_executorch().buffer
+    config = EdgeCompileConfig(_check_ir_validity=core_aten)
+    return to_edge(ep, compile_config=config).to_executorch().buffer
 
 
 def run(pte: bytes, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:

@@ -1,7 +1,8 @@
 """Comparisons, logical and bitwise ops, full against ExecuTorch: eq/ne/lt/le/gt/ge (Tensor
 and Scalar forms: dtype promotion, mixed floating dtypes compared in Float, broadcasting, NaN,
 infinities and signed zeros), logical_and/or/xor/not (any dtype taken as Bool), bitwise
-and/or/xor (Tensor and Scalar forms) and bitwise_not on integers and Bool, full and full_like;
+and/or/xor (Tensor and Scalar forms) and bitwise_not on integers and Bool, the bitwise shifts
+(Tensor and Scalar forms, counts C++ leaves undefined), full and full_like;
 sign; the mask models they serve (torch.where(x > 0, ...)); out dtypes export does not emit;
 malformed calls."""
 
@@ -165,6 +166,52 @@ def test_bitwise(check, a, b) -> None:
 def test_bitwise_scalar(check, dtype, scalar) -> None:
     x = bits(dtype, (3, 12), 3)
     check(lambda t: (t & scalar, t | scalar, t ^ scalar), x, ops=BITWISE_SCALAR)
+
+
+SHIFTS = [f"aten::bitwise_{side}_shift.Tensor_out" for side in ("left", "right")]
+SHIFTS_SCALAR = [f"aten::bitwise_{side}_shift.Tensor_Scalar_out" for side in ("left", "right")]
+
+
+def counts(dtype, shape, seed) -> torch.Tensor:
+    """Shift counts C++ defines for the dtype (after promotion to at least 32 bits)."""
+    gen = torch.Generator().manual_seed(seed)
+    width = max(32, 8 * torch.tensor([], dtype=dtype).element_size())
+    return torch.randint(0, min(width, 127 if dtype == torch.int8 else width), shape,
+                         generator=gen).to(dtype)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_shifts(check, dtype) -> None:
+    """x << y and x >> y as ExecuTorch computes them: narrow operands widened to 32 bits,
+    the result cast back (so int8 >> 9 is the sign, int8 << 9 is 0)."""
+    x = bits(dtype, (3, 12), 0)
+    y = counts(dtype, (12,), 1)
+    check(lambda a, b: (torch.bitwise_left_shift(a, b), torch.bitwise_right_shift(a, b)), x, y,
+          ops=SHIFTS, core_aten=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype,count", [(torch.int32, 5), (torch.int8, 3), (torch.int64, 40)])
+def test_shifts_by_a_scalar(check, dtype, count) -> None:
+    x = bits(dtype, (3, 12), 2)
+    check(lambda a: (torch.bitwise_left_shift(a, count), torch.bitwise_right_shift(a, count)),
+          x, ops=SHIFTS_SCALAR, core_aten=False)  # fmt: skip
+
+
+def test_shift_counts_c_leaves_undefined_give_what_pytorch_gives(check) -> None:
+    """Negative counts and counts of the widened width or more: 0 to the left, the sign to
+    the right (ExecuTorch's `a << b` is undefined there; PyTorch's results are the rule)."""
+    x = torch.tensor([5, -5, 1, -1, 7, -7], dtype=torch.int32)
+    y = torch.tensor([32, 32, 40, 33, -1, -2], dtype=torch.int32)
+    expected = [torch.zeros(6, dtype=torch.int32), torch.tensor([0, -1, 0, -1, 0, -1],
+                dtype=torch.int32)]  # fmt: skip
+    check(
+        lambda a, b: (torch.bitwise_left_shift(a, b), torch.bitwise_right_shift(a, b)),
+        x,
+        y,
+        ops=SHIFTS,
+        core_aten=False,
+        expected=expected,
+    )
 
 
 @pytest.mark.parametrize(

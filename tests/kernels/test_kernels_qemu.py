@@ -340,6 +340,14 @@ def mask_cases():
     )
     i, j = ints((4, 9), torch.int8), ints((9,), torch.int16)
     yield "bitwise-int", lambda x, y: (x & y, x | 3, x ^ y, ~x, x > 1.5), (i, j), None
+    counts = torch.arange(9, dtype=torch.int16) * 3  # 0..24: what C++ defines (32-bit)
+    yield (
+        "shift-int",
+        lambda x, y: (torch.bitwise_left_shift(x, y), torch.bitwise_right_shift(x, y),
+                      torch.bitwise_right_shift(x, 2)),
+        (i, counts),
+        None,
+    )  # fmt: skip
 
 
 CASES = [
@@ -369,7 +377,7 @@ def qemu_results(every_kernel_elf, qemu_run):
             if isinstance(fn, Edited):
                 pte, expected = fn.pte, fn.expected
             else:
-                pte = oracle.export(fn, inputs)
+                pte = oracle.export(fn, inputs, core_aten=False)  # the shifts are not Core ATen
                 expected = [oracle.to_numpy(t) for t in oracle.run(pte, inputs)]
             arrays = [oracle.to_numpy(t) for t in inputs]
             results[name] = (expected, scales, pool.submit(qemu_run, every_kernel_elf, pte, arrays))
