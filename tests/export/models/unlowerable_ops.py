@@ -56,3 +56,15 @@ class AmaxRank1(nn.Module):
 class AminRank1(AmaxRank1):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.amin(x, dim=0)
+
+
+class IndexByTensor(nn.Module):
+    """x[i] with a tensor of indices (aten.index.Tensor): not delegated on the U55 and, today,
+    no firmware kernel (the export says so)."""
+
+    def forward(self, x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        return x[i]
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.rand(6, 4, generator=_GEN), torch.tensor([0, 5, 2], dtype=torch.int64))
