@@ -25,6 +25,8 @@ The scale stream: 10 bytes per OFM channel, little-endian: bias (signed 40 bits)
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,15 +126,40 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
     The wheel's decoder calls exit(1) (after printing "bitbuf_getbit: underrun ...") on a
     truncated or corrupt stream, so it runs in a forked child: a bad stream becomes a
     ProgramError with the decoder's message, never the end of the caller's process. One child
-    decodes all the streams given, so a delegate pays for one fork."""
-    import contextlib
-    import os
-    import struct
-
+    decodes all the streams given, so a delegate pays for one fork. A process with gRPC in it
+    (labgrid's client, its pytest plugin) forks from a clean worker instead: gRPC's fork
+    handlers can crash a child forked beside its threads."""
     if not streams:
         return []
     if any(len(s) == 0 for s in streams):
         raise ProgramError("weight stream: empty (WEIGHT_LENGTH 0)")
+    if "grpc" not in sys.modules:
+        return _decode_forked(streams)
+    global _CLEAN_WORKER
+    if _CLEAN_WORKER is None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # forkserver: the worker comes from a fresh interpreter, not from this process
+        context = multiprocessing.get_context("forkserver")
+        _CLEAN_WORKER = ProcessPoolExecutor(max_workers=1, mp_context=context)
+    try:
+        return _CLEAN_WORKER.submit(_decode_forked, [bytes(s) for s in streams]).result()
+    except BrokenProcessPool as exc:
+        _CLEAN_WORKER = None
+        raise ProgramError(f"weight stream: the decoder's worker died ({exc})") from None
+
+
+# The worker decode_streams forks its decoding children from in a process with gRPC.
+_CLEAN_WORKER = None
+
+
+def _decode_forked(streams: list[bytes]) -> list[np.ndarray]:
+    """decode_streams' work, in a child forked from this process."""
+    import contextlib
+    import os
+    import struct
+
     # Imported here, before the fork: a child of a process with other threads (a labgrid
     # session's gRPC) must not take the import lock one of them may hold.
     from ethosu import mlw_codec
@@ -177,6 +204,8 @@ def decode_streams(streams: list[bytes]) -> list[np.ndarray]:
             pos += 2 * count
         return results
     message = raw[: marker if marker >= 0 else len(raw)].decode("ascii", "replace").strip()
+    if not message and os.WIFSIGNALED(status):
+        message = f"its process died of signal {os.WTERMSIG(status)}"
     raise ProgramError(f"weight stream: the mlw decoder refuses it ({message or 'no message'})")
 
 

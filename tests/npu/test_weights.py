@@ -154,3 +154,29 @@ def test_malformed_streams_are_refused_with_the_reason():
     with pytest.raises(ProgramError, match="exclude each other"):
         WeightOrder(8, part_kernel=True, depthwise=True)
     assert signed16(0xFFFF) == -1
+
+
+def test_beside_grpc_the_decoder_forks_from_a_clean_worker():
+    """labgrid's client (and its pytest plugin) bring gRPC, whose fork handlers can crash a
+    child forked beside its threads: there the children come from a forkserver's worker,
+    with the same values and the same refusals as a child forked here."""
+    import sys
+
+    import grpc  # noqa: F401  (as labgrid imports it)
+
+    from sdk.npu import weights
+
+    assert "grpc" in sys.modules
+    stream, _ = weights_stream()
+    assert np.array_equal(decode_streams([stream])[0], weights._decode_forked([stream])[0])
+    assert weights._CLEAN_WORKER is not None  # the worker did it
+    with pytest.raises(ProgramError, match=r"mlw decoder refuses it .*underrun"):
+        decode_streams([bytes(range(64))])
+
+
+def weights_stream() -> tuple[bytes, np.ndarray]:
+    from ethosu import mlw_codec
+
+    values = np.arange(-32, 32, dtype=np.int16).reshape(8, 1, 1, 8)
+    encoded, _ = mlw_codec.reorder_encode(8, 8, values, 8, 0, 0, 8, 8, 8)
+    return bytes(encoded), values
