@@ -29,11 +29,11 @@ from typing import Any
 
 from sdk.errors import TargetError, UsageError
 from sdk.program.pte import LoadedProgram
-from sdk.targets.base import Availability, RunOptions, Timing
+from sdk.targets.base import Availability, RunOptions
 from sdk.targets.drivers import Console
 from sdk.targets.emulator import Preload
 from sdk.targets.resources import LabgridPlace
-from sdk.targets.serial import TIMING_SOURCE
+from sdk.targets.serial import SerialDriver
 
 # labgrid's own convention for where its coordinator is (labgrid-client reads it too).
 COORDINATOR_ENV = "LG_COORDINATOR"
@@ -437,18 +437,7 @@ class PlaceDriver:
         if board is not None and board != self.resource.board_name:
             raise UsageError(f"place {name} holds a {board} board, not {self.resource.board_name}")
 
-    def timing(
-        self,
-        init_ticks: int,
-        run_ticks: int,
-        tick_hz: int,
-        virtual_npu: bool = False,
-        npu_cycles: int | None = None,
-    ) -> Timing:
-        return Timing(
-            TIMING_SOURCE, init_ticks, run_ticks, tick_hz, virtual_npu=virtual_npu,
-            npu_cycles=npu_cycles,
-        )  # fmt: skip
+    timing = SerialDriver.timing  # a board's own clock (SysTick), as for any serial board
 
 
 def _log(path: Path, line: str) -> None:
