@@ -13,6 +13,12 @@ delegate (sdk.export.cpu_ops.RankZeroFromRanked), so the reduction would go to t
 has no amax kernel. Rewritten as the reduction with keepdim (rank 1, on the NPU) and a view to
 [] (on the CPU, a copy).
 
+zeros_like/ones_like/full_like and new_zeros/new_ones/new_full of a static shape: the fill
+takes its source only for the shape and dtype, yet the partitioner hands the source to the NPU
+delegate as an input that the compiled delegate does not read (Vela lists no such input), and
+the delegate call then passes more values than the NPU program takes (ExecuTorch's runtime
+would write the output over that input). Rewritten as `full` of the shape: no input at all.
+
 Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
 lowering to let through.
 """
@@ -82,6 +88,41 @@ def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
         kept = _like(node, graph.call_function(node.target, (source, dims, True)))
         kept.meta["val"] = node.meta["val"].reshape([1] * source.meta["val"].dim())
         return _like(node, graph.call_function(aten.view.default, (kept, [])))
+
+    return _rewrite(graph_module, matches, replacement)
+
+
+_FILLS = {
+    aten.zeros_like.default: 0,
+    aten.ones_like.default: 1,
+    aten.full_like.default: None,  # the fill value is the second argument
+    aten.new_zeros.default: 0,
+    aten.new_ones.default: 1,
+    aten.new_full.default: None,  # the fill value is the third argument
+}
+
+
+def fills_without_source(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every static-shape *_like / new_* fill by `full` of its shape and dtype (no
+    tensor argument); return how many."""
+
+    def matches(node: torch.fx.Node) -> bool:
+        val = node.meta.get("val")
+        return (
+            node.target in _FILLS
+            and isinstance(val, torch.Tensor)
+            and all(isinstance(size, int) for size in val.shape)
+        )
+
+    def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
+        val = node.meta["val"]
+        value = _FILLS[node.target]
+        if value is None:
+            value = node.args[2] if node.target == aten.new_full.default else node.args[1]
+        full = graph.call_function(
+            aten.full.default, (list(val.shape), value), {"dtype": val.dtype}
+        )
+        return _like(node, full)
 
     return _rewrite(graph_module, matches, replacement)
 

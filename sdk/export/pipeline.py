@@ -30,8 +30,14 @@ import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
 from sdk.export import ETRECORD_FILE
-from sdk.export.aten_rewrites import decompose_addmm, keep_reduced_dims, outside_core_aten
+from sdk.export.aten_rewrites import (
+    decompose_addmm,
+    fills_without_source,
+    keep_reduced_dims,
+    outside_core_aten,
+)
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
+from sdk.export.edge_rewrites import keep_long_indices
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.npu import NpuConfig, QuantMode, compile_spec
@@ -146,6 +152,7 @@ def quantize(
         graph = fp32_exported.module(check_guards=False)
         decompose_addmm(graph)
         keep_reduced_dims(graph)
+        fills_without_source(graph)
         quantizer = EthosUQuantizer(spec)
         matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)
@@ -395,6 +402,7 @@ def _lower_once(
                         _core_aten_ops_exception_list=outside_core_aten(quantized.exported.graph)
                     ),
                 )
+                keep_long_indices(edge.exported_program().graph_module)
                 lowered = _lowered_modules(edge)
                 if forced is not None:
                     forced.check_matches(

@@ -100,11 +100,48 @@ def test_a_reduction_to_rank_0_runs_on_the_npu(export_case, capsys, name):
 
 @pytest.mark.slow
 def test_export_says_when_the_firmware_cannot_run_the_cpu_part(tmp_path, capsys):
-    assert main(["export", f"{MODELS}:IndexByTensor", "-o", str(tmp_path / "out")]) == 0
+    assert main(["export", f"{MODELS}:TopK", "-o", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "WARNING: no CPU kernel for aten::index.Tensor_out" in out
+    assert "WARNING: no CPU kernel for aten::topk.values" in out
     program = tmp_path / "out" / "model.pte"
     assert main(["kernels", str(program)]) != 0  # `sdk kernels` names it too, in one line
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: no CPU kernel for aten::index.Tensor_out")
+    assert err.startswith("error: no CPU kernel for aten::topk.values")
     assert len(err.splitlines()) == 1
+
+
+def test_a_fill_like_a_tensor_does_not_read_it():
+    from sdk.export.aten_rewrites import fills_without_source
+    from sdk.export.model_loader import load_model
+
+    loaded = load_model(f"{MODELS}:WhereAboveZerosLike")
+    graph = torch.export.export(loaded.module, loaded.example_inputs).module()
+    want = graph(*loaded.example_inputs)
+    assert fills_without_source(graph) == 1
+    [full] = [n for n in graph.graph.nodes if n.target == torch.ops.aten.full.default]
+    assert full.args == ([2, 2], 0) and full.kwargs["dtype"] == torch.float32
+    assert torch.equal(graph(*loaded.example_inputs), want)
+
+
+@pytest.mark.slow
+def test_a_fill_like_a_tensor_exports_without_an_unread_delegate_input(export_case):
+    """Stock: the delegate that makes the zeros takes x, which its NPU program does not read;
+    the boundary audit refused the program ('the call passes 2 values but the NPU has 0
+    inputs + 1 outputs')."""
+    case = export_case(f"{MODELS}:WhereAboveZerosLike", "int8", True, None)
+    assert case.result.report["boundary_audit"]["ok"]
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+
+
+@pytest.mark.slow
+def test_an_int64_index_input_reaches_gather_unnarrowed(export_case):
+    """Stock: the index reached gather as int32, which ExecuTorch's kernel (and the firmware's)
+    refuses: 'index has dtype Int'."""
+    case = export_case(f"{MODELS}:GatherByInput", "int8", True, None)
+    targets = [n["target"] for n in case.result.report["cpu_nodes"]]
+    assert targets == ["aten.gather.default"], targets
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    [got] = run_host(case.result.program_path, inputs)
+    x, index = case.quantized.loaded.example_inputs
+    assert (got == torch.gather(x, 1, index).numpy()).all()

@@ -30,6 +30,7 @@ from executorch.exir.schema import (
     KernelCall,
     Null,
     Operator,
+    OptionalTensorList,
     String,
     Tensor,
     TensorList,
@@ -126,6 +127,10 @@ class EditedProgram:
 
     def tensor_list(self, values: list[int]) -> int:
         return self._value(TensorList(list(values)))
+
+    def optional_tensor_list(self, values: list[int | None]) -> int:
+        """A `Tensor?[]` (index's indices): None for an absent entry."""
+        return self._value(OptionalTensorList([-1 if v is None else v for v in values]))
 
     def operator(self, op: str) -> int:
         """The index of `op` ("ns::name.overload") in the operator table, added if absent."""

@@ -129,6 +129,35 @@ def test_flip_rejects_a_repeated_dim_and_a_wrong_out(refused) -> None:
         assert name == error and reason in why, (name, why)
 
 
+UNFOLD = ["aten::unfold_copy.out"]
+
+
+@pytest.mark.parametrize("dtype", [*DTYPES, torch.float16])
+@pytest.mark.parametrize(
+    "shape,dim,size,step",
+    [((7,), 0, 2, 1), ((3, 8), 1, 3, 2), ((4, 5, 2), 0, 4, 3), ((2, 6, 3), -2, 6, 1),
+     ((5, 3), 0, 0, 2), ((2, 9), -1, 1, 4)],
+)  # fmt: skip
+def test_unfold(check, dtype, shape, dim, size, step) -> None:
+    """Overlapping windows, a stride past the window, one window, empty windows."""
+    check(lambda t: t.unfold(dim, size, step), sample(shape, dtype), ops=UNFOLD, core_aten=False)
+
+
+def test_unfold_rejects_bad_windows(refused) -> None:
+    program = oracle.export(lambda t: t.unfold(0, 2, 1), (torch.ones(4),), core_aten=False)
+    for dim, size, step, out_shape, error, reason in [
+        (0, 5, 1, (1, 5), "InvalidArgument", "size 5 is outside [0, 4]"),
+        (0, 2, 0, (3, 2), "InvalidArgument", "step is 0"),
+        (1, 2, 1, (3, 2), "InvalidArgument", "out of range"),
+        (0, 2, 1, (2, 2), "ShapeMismatch", "expected [3, 2]"),
+    ]:
+        edit = EditedProgram(program)
+        args = [edit.input(np.arange(1, 5, dtype=np.float32)), edit.int(dim), edit.int(size)]
+        edit.call_with_out(UNFOLD[0], [*args, edit.int(step)], np.float32, out_shape)
+        name, why = refused(edit)
+        assert name == error and reason in why, (name, why)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "shape,repeats",

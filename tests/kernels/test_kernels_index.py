@@ -304,3 +304,148 @@ def test_scalar_tensor_like_executorch(check_edit, where_program) -> None:
         value = edit.double(s) if isinstance(s, float) else edit.int(s)
         edit.call_with_out(WHERE_SCALAR[0], [value], out_dtype, ())
         check_edit(edit)
+
+
+INDEX, INDEX_PUT = ["aten::index.Tensor_out"], ["aten::index_put.out"]
+
+
+def _idx(values, dtype=torch.int64) -> torch.Tensor:
+    return torch.tensor(values, dtype=dtype)
+
+
+# (self shape, the indexing as a function of (t, i, j), i, j): one index, a dim taken whole
+# first, two broadcast together, non-adjacent indices (their dims go first), negative values.
+INDEXINGS = [
+    ((4, 5), lambda t, i, j: t[i], [2, 0, 2, 3], None),
+    ((4, 5), lambda t, i, j: t[:, i], [[4, 0], [1, 1]], None),
+    ((3, 4, 5), lambda t, i, j: t[i, j], [[0], [2]], [1, 3, 0]),
+    ((3, 4, 5), lambda t, i, j: t[i, :, j], [2, 0], [4, 1]),
+    ((2, 3, 4, 5), lambda t, i, j: t[:, i, j], [-1, 0], [-4]),
+    ((6,), lambda t, i, j: t[i], [], None),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,fn,i,j", INDEXINGS)
+def test_index_tensor(check, dtype, shape, fn, i, j) -> None:
+    x = data(shape, dtype, 21)
+    ii = _idx(i)
+    jj = _idx(j if j is not None else 0)
+    check(lambda t, a, b: fn(t, a, b), x, ii, jj, ops=INDEX)
+
+
+def test_index_tensor_int_index(check) -> None:
+    x = data((3, 4), torch.float32, 22)
+    check(lambda t, i: t[:, i], x, _idx([3, -4, 1], torch.int32), ops=INDEX)
+
+
+def _indexing_call(edit, op, x, entries, out_dtype, out_shape, extra=()) -> None:
+    """op(x, [entries...], *extra, out): entries are arrays (index tensors) or None."""
+    items = [None if e is None else edit.input(e) for e in entries]
+    args = [edit.input(x), edit.optional_tensor_list(items), *extra]
+    edit.call_with_out(op, args, out_dtype, out_shape)
+
+
+@pytest.fixture(scope="module")
+def index_tensor_program() -> bytes:
+    return oracle.export(lambda t, i: t[i], (torch.ones(3), torch.tensor([0])))
+
+
+@pytest.mark.parametrize(
+    "shape,entries,out_shape",
+    [
+        ((3, 4), [np.array([True, False, True])], (2, 4)),  # a mask over one dim
+        ((3, 4), [None, np.array([0, 1, 1, 0], np.uint8)], (3, 2)),  # a Byte mask, after a null
+        ((2, 3, 4), [np.array([[1, 0, 1], [0, 0, 1]], np.bool_)], (3, 4)),  # over two dims
+        # one true entry broadcasts
+        ((3, 4), [np.array([False, True, False]), np.array([0, 3, 2])], (3,)),
+        ((3, 4), [None, None], (3, 4)),  # nothing indexed: a copy
+    ],
+)
+def test_index_tensor_masks_and_nulls(check_edit, index_tensor_program, shape, entries, out_shape):
+    """Calls export does not make (a bool mask has a data-dependent shape), against ExecuTorch
+    running the same program."""
+    edit = EditedProgram(index_tensor_program)
+    x = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float32).reshape(shape)
+    _indexing_call(edit, INDEX[0], x, entries, np.float32, out_shape)
+    check_edit(edit)
+
+
+@pytest.mark.parametrize(
+    "entries,out_shape,error,reason",
+    [
+        ([np.array([0, 3])], (2, 4), "InvalidArgument", "indices[0][1] = 3 is out of bounds"),
+        ([np.array([-4])], (1, 4), "InvalidArgument", "indices[0][0] = -4 is out of bounds"),
+        ([np.array([0], np.int16)], (1, 4), "DtypeMismatch", "indices[0] has dtype Short"),
+        ([np.array([True, False])], (1, 4), "InvalidArgument", "does not match in's dims"),
+        ([np.array([0]), np.array([0]), np.array([0])], (1,), "InvalidArgument", "3 indices"),
+        ([np.array([0, 1]), np.array([0, 1, 2])], (3,), "InvalidArgument", "does not broadcast"),
+        ([np.array([0, 1])], (2, 3), "ShapeMismatch", "expected [2, 4]"),
+    ],
+)
+def test_index_tensor_refused(refused, index_tensor_program, entries, out_shape, error, reason):
+    edit = EditedProgram(index_tensor_program)
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    _indexing_call(edit, INDEX[0], x, entries, np.float32, out_shape)
+    name, why = refused(edit)
+    assert name == error and why.startswith(f"{INDEX[0]}: ") and reason in why, why
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize(
+    "shape,indices,values_shape",
+    [((5,), ([4, 0, 2],), (3,)), ((4, 5), ([1, 3],), (5,)), ((3, 4, 5), ([2, 0], [1, 3]), (2, 5)),
+     ((3, 4), ([0, 2, 0],), (1,)), ((3, 4, 5), (None, [3, 1]), (3, 2, 5))],
+)  # fmt: skip
+def test_index_put(check, dtype, accumulate, shape, indices, values_shape) -> None:
+    """A repeated index writes last (or adds twice), values broadcast, a dim taken whole."""
+    if dtype == torch.bool and accumulate:
+        pytest.skip("PyTorch's index_put accumulate refuses Bool")
+    x = data(shape, dtype, 23)
+    v = data(values_shape, dtype, 24)
+    n = sum(i is not None for i in indices)
+    idx = [_idx(i) for i in indices if i is not None]
+
+    def fn(t, values, *given):
+        it = iter(given)
+        full = tuple(None if i is None else next(it) for i in indices)
+        return torch.ops.aten.index_put.default(t, full, values, accumulate)
+
+    assert len(idx) == n
+    check(fn, x, v, *idx, ops=INDEX_PUT)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float16, torch.int8])
+def test_index_put_masks(check_edit, index_tensor_program, dtype) -> None:
+    """A Bool mask (a call export does not make); ExecuTorch's Bool accumulate is `or`; int8
+    wraps; Half rounds every sum."""
+    edit = EditedProgram(index_tensor_program)
+    x = data((3, 4), dtype, 25).numpy()
+    v = data((4,), dtype, 26).numpy()
+    mask = np.array([True, False, True])
+    items = [edit.input(mask)]
+    args = [edit.input(x), edit.optional_tensor_list(items), edit.input(v), edit.bool(True)]
+    edit.call_with_out(INDEX_PUT[0], args, x.dtype, (3, 4))
+    check_edit(edit)
+
+
+@pytest.mark.parametrize(
+    "values_shape,values_dtype,out_shape,index,error,reason",
+    [
+        ((3,), np.float32, (3, 4), [0, 2], "InvalidArgument", "do not broadcast"),
+        ((4,), np.float64, (3, 4), [0, 2], "DtypeMismatch", "values"),
+        ((4,), np.float32, (4, 4), [0, 2], "ShapeMismatch", "expected [3, 4]"),
+        ((4,), np.float32, (3, 4), [0, 5], "InvalidArgument", "indices[0][1] = 5 is out of bounds"),
+    ],
+)
+def test_index_put_refused(refused, index_tensor_program, values_shape, values_dtype, out_shape,
+                           index, error, reason) -> None:  # fmt: skip
+    edit = EditedProgram(index_tensor_program)
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    items = [edit.input(np.array(index, np.int64))]
+    values = edit.input(np.ones(values_shape, values_dtype))
+    args = [edit.input(x), edit.optional_tensor_list(items), values, edit.bool(False)]
+    edit.call_with_out(INDEX_PUT[0], args, np.float32, out_shape)
+    name, why = refused(edit)
+    assert name == error and why.startswith(f"{INDEX_PUT[0]}: ") and reason in why, why

@@ -115,6 +115,15 @@ def copy_cases():
     index = (torch.arange(4 * 12) * 5 % 9).reshape(4, 12)
     yield "gather", lambda t, i: torch.gather(t, 1, i), (floats((4, 9)), index), None
     yield "slice", lambda t: t[:, 1:8:3], (floats((4, 9)),), None
+    rows, cols = torch.tensor([[3], [0]]), torch.tensor([8, -1, 2])
+    yield "index", lambda t, i, j: t[i, :, j], (floats((4, 2, 9)), rows, cols), None
+    yield (
+        "index_put",
+        lambda t, i, v: torch.ops.aten.index_put.default(t, (None, i), v, True),
+        (ints((3, 9), torch.int16), torch.tensor([8, 0, 8]), ints((3, 3), torch.int16)),
+        None,
+    )
+    yield "unfold", lambda t: t.unfold(1, 4, 3), (floats((3, 11)),), None
 
 
 SPECIAL = torch.tensor([float("nan"), -0.0, 0.0, -float("inf"), float("inf"), 1e30, -3.0, 6.0])

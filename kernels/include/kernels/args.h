@@ -189,6 +189,19 @@ class Args {
     return rt::Error::Ok;
   }
 
+  // A schema `Tensor?[]` (index's indices): entries may be null (a dim taken whole); every
+  // present one checked like a single tensor argument.
+  rt::Error optional_tensor_list(size_t i, const char* name, rt::ArrayRef<rt::Tensor*>& out) const {
+    out = rt::ArrayRef<rt::Tensor*>{nullptr, 0};
+    RT_TRY(expect_tag(i, name, rt::Tag::OptionalTensorList));
+    out = args_[i]->u.tensor_list;
+    RT_CHECK(out.data != nullptr || out.size == 0, rt::Error::InvalidArgument, "%s: %s has no data", op_, name);
+    for (size_t k = 0; k < out.size; ++k) {
+      if (out[k] != nullptr) RT_TRY(check_tensor(name, out[k]));
+    }
+    return rt::Error::Ok;
+  }
+
   // A schema `str?` (div's rounding_mode): the characters, not NUL-terminated.
   rt::Error optional_string(size_t i, const char* name, Optional<rt::ArrayRef<char>>& out) const {
     out.present = !args_[i]->is_none();

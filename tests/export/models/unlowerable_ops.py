@@ -58,13 +58,37 @@ class AminRank1(AmaxRank1):
         return torch.amin(x, dim=0)
 
 
-class IndexByTensor(nn.Module):
-    """x[i] with a tensor of indices (aten.index.Tensor): not delegated on the U55 and, today,
-    no firmware kernel (the export says so)."""
+class TopK(nn.Module):
+    """topk: not delegated on the U55 and, today, no firmware kernel (the export says so)."""
 
-    def forward(self, x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
-        return x[i]
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.topk(x, 2).values
 
     @staticmethod
     def example_inputs() -> tuple[torch.Tensor, ...]:
-        return (torch.rand(6, 4, generator=_GEN), torch.tensor([0, 5, 2], dtype=torch.int64))
+        return (torch.rand(6, 4, generator=_GEN),)
+
+
+class WhereAboveZerosLike(nn.Module):
+    """`zeros_like(x)` reads x only for its shape: stock lowering hands x to the NPU delegate
+    that computes the zeros, which does not take it (the call passes more than it takes)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.where(x > torch.zeros_like(x), x, y)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.randn(2, 2, generator=_GEN), torch.randn(2, 2, generator=_GEN))
+
+
+class GatherByInput(nn.Module):
+    """An int64 index taken as a graph input: ExecuTorch's Arm passes narrow it to int32 for
+    the NPU, and gather (on the CPU: the U55 has none) refused the narrowed index."""
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 1, index)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        x = torch.randint(-50, 50, (4, 3), dtype=torch.int32, generator=_GEN)
+        return (x, torch.randint(0, 3, (4, 2), generator=_GEN))
