@@ -513,9 +513,15 @@ def executorch_criterion(report: Any, options: dict) -> bool:
 
 
 def _op_base(op: str) -> str:
-    """`amax` of an edge op's name in ExecuTorch's tests and of a CPU kernel's (aten::amax.out)."""
-    op = op.removeprefix("executorch_exir_dialects_edge__ops_").replace("::", "_")
-    return op.removeprefix("aten_").split(".")[0].rsplit("_default", 1)[0]
+    """One name for an operator as ExecuTorch's tests name it (an edge op's graph name,
+    `executorch_exir_dialects_edge__ops_aten_where_self`) and as a CPU kernel is named
+    (`aten::where.self_out`): `aten_where_self`; an `out` overload is `default`."""
+    if "::" in op:
+        namespace, _, rest = op.partition("::")
+        name, _, overload = rest.partition(".")
+        overload = overload.removesuffix("out").removesuffix("_") or "default"
+        return f"{namespace}_{name}_{overload}"
+    return op.removeprefix("executorch_exir_dialects_edge__ops_")
 
 
 def _one_line(exc: BaseException) -> str:

@@ -19,6 +19,12 @@ delegate as an input that the compiled delegate does not read (Vela lists no suc
 the delegate call then passes more values than the NPU program takes (ExecuTorch's runtime
 would write the output over that input). Rewritten as `full` of the shape: no input at all.
 
+upsample_nearest2d with scale factors whose output is the input's size or twice it: PyTorch
+then ignores the scale (its kernel copies, or halves the index), while ExecuTorch's portable
+kernel always floors index / scale (2.25 on a 2-pixel row reads pixels 0, 0, 0, 1; PyTorch 0,
+0, 1, 1). Rewritten with the output size instead of the scales, which both compute as PyTorch
+does.
+
 Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
 lowering to let through.
 """
@@ -125,6 +131,32 @@ def fills_without_source(graph_module: torch.fx.GraphModule) -> int:
         return _like(node, full)
 
     return _rewrite(graph_module, matches, replacement)
+
+
+def nearest_by_size(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every nearest upsample given scales, whose every output dim is 1x or 2x its
+    input dim, by the same given its output size; return how many."""
+
+    def matches(node: torch.fx.Node) -> bool:
+        if node.target != aten.upsample_nearest2d.vec or len(node.args) < 3 or not node.args[2]:
+            return False
+        source, val = node.args[0].meta.get("val"), node.meta.get("val")
+        if not isinstance(source, torch.Tensor) or not isinstance(val, torch.Tensor):
+            return False
+        pairs = list(zip(source.shape[2:], val.shape[2:], strict=True))
+        return all(isinstance(o, int) and o in (i, 2 * i) for i, o in pairs)
+
+    def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
+        size = list(node.meta["val"].shape[2:])
+        return _like(node, graph.call_function(node.target, (node.args[0], size, None)))
+
+    return _rewrite(graph_module, matches, replacement)
+
+
+def rewrite_float_graph(graph_module: torch.fx.GraphModule) -> dict[str, int]:
+    """Every rewrite above, in order: {rewrite: how many nodes it replaced}."""
+    rewrites = (decompose_addmm, keep_reduced_dims, fills_without_source, nearest_by_size)
+    return {rewrite.__name__: rewrite(graph_module) for rewrite in rewrites}
 
 
 def _like(model: torch.fx.Node, new: torch.fx.Node) -> torch.fx.Node:

@@ -30,12 +30,7 @@ import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
 from sdk.export import ETRECORD_FILE
-from sdk.export.aten_rewrites import (
-    decompose_addmm,
-    fills_without_source,
-    keep_reduced_dims,
-    outside_core_aten,
-)
+from sdk.export.aten_rewrites import outside_core_aten, rewrite_float_graph
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.edge_rewrites import keep_long_indices
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
@@ -150,9 +145,7 @@ def quantize(
     try:
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
-        decompose_addmm(graph)
-        keep_reduced_dims(graph)
-        fills_without_source(graph)
+        rewrite_float_graph(graph)
         quantizer = EthosUQuantizer(spec)
         matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)

@@ -29,6 +29,7 @@ from executorch.exir.schema import (
     ExecutionPlan,
     KernelCall,
     Operator,
+    OptionalTensorList,
     Program,
     ScalarType,
     Tensor,
@@ -152,12 +153,13 @@ class LoadedProgram:
         return isinstance(self.plan.values[value_index].val, Tensor)
 
     def tensors_in(self, value_index: int) -> list[int]:
-        """Tensor value indices held by a value: itself, the items of a list, or none."""
+        """Tensor value indices held by a value: itself, the items of a list (an optional
+        list's present ones: index's `Tensor?[]`), or none."""
         val = self.plan.values[value_index].val
         if isinstance(val, Tensor):
             return [value_index]
-        if isinstance(val, TensorList):
-            return [int(i) for i in val.items]
+        if isinstance(val, TensorList | OptionalTensorList):
+            return [int(i) for i in val.items if int(i) >= 0]
         return []
 
     def inputs(self) -> list[TensorInfo]:

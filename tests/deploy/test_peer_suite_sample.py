@@ -77,3 +77,19 @@ def _model_file(case, folder: Path) -> Path:
     path.write_text(CASE_FILE.format(name=case.name, repo=str(REPO), module=case.test_module,
                                      function=case.function, ids=case.ids))  # fmt: skip
     return path
+
+
+def test_an_operator_has_one_name_in_tests_and_kernels():
+    """ExecuTorch's tests name edge ops by graph name, the SDK's placement by kernel: the note
+    'ExecuTorch expects on the CPU, delegated here' compares the two."""
+    from bench.peer_suite import _op_base
+
+    edge = "executorch_exir_dialects_edge__ops_"
+    for kernel, test in [
+        ("aten::upsample_nearest2d.vec_out", f"{edge}aten_upsample_nearest2d_vec"),
+        ("aten::gather.out", f"{edge}aten_gather_default"),
+        ("aten::where.self_out", f"{edge}aten_where_self"),
+        ("dim_order_ops::_clone_dim_order.out", f"{edge}dim_order_ops__clone_dim_order_default"),
+    ]:
+        assert _op_base(kernel) == _op_base(test), kernel
+    assert _op_base("aten::gather.out") != _op_base(f"{edge}aten_index_select_default")

@@ -49,3 +49,47 @@ def test_addmm_with_a_parameter_bias_exports_and_runs(export_case):
     assert case.result.report["boundary_audit"]["ok"]
     inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
     assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+
+
+NEAREST = str(Path(__file__).parent / "models" / "unlowerable_ops.py") + ":NearestScale225"
+
+
+def test_nearest_with_a_scale_pytorch_ignores_is_given_its_size():
+    from sdk.export.aten_rewrites import nearest_by_size
+    from sdk.export.model_loader import load_model
+
+    loaded = load_model(NEAREST)
+    graph = torch.export.export(loaded.module, loaded.example_inputs).module()
+    want = graph(*loaded.example_inputs)
+    assert nearest_by_size(graph) == 1
+    [node] = [n for n in graph.graph.nodes if n.target == torch.ops.aten.upsample_nearest2d.vec]
+    assert node.args[1:] == ([4, 4], None)
+    assert torch.equal(graph(*loaded.example_inputs), want)
+
+
+def test_nearest_with_a_scale_pytorch_uses_is_kept():
+    from sdk.export.aten_rewrites import nearest_by_size
+
+    def f(x):
+        return torch.nn.functional.interpolate(x, scale_factor=1.5, mode="nearest")
+
+    graph = torch.export.export(_Fn(f), (torch.rand(1, 1, 4, 4),)).module()
+    assert nearest_by_size(graph) == 0
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.slow
+def test_nearest_with_a_scale_pytorch_ignores_runs_as_pytorch_does(export_case):
+    """Stock: the CPU kernel (ExecuTorch's formula) read other pixels than the model does
+    (SNR 7.4 dB against the quantized model)."""
+    case = export_case(NEAREST, "int8", True, None)
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))

@@ -69,3 +69,29 @@ def test_a_view_between_delegates_reads_its_source(export_case):
     scale = output_quant_scales(program)[0]
     assert host.shape == expected.shape
     assert np.abs(host - expected).max() <= scale * 1.001  # INT8: at most 1 LSB
+
+
+def test_an_index_list_is_read_by_the_segment(tmp_path):
+    """index.Tensor takes its indices in a `Tensor?[]`: the cut must make them inputs of the
+    segment (they were left out: the host reference indexed with zeros, and called a correct
+    device wrong)."""
+    import numpy as np
+    import torch
+    from executorch.exir import to_edge
+    from executorch.runtime import Runtime
+
+    from sdk.targets.host import run_host
+
+    class IndexColumns(torch.nn.Module):
+        def forward(self, x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+            return x[:, i]
+
+    x, i = torch.arange(12, dtype=torch.int32).reshape(3, 4), torch.tensor([3, 1, 2, 3])
+    pte = tmp_path / "index.pte"
+    exported = torch.export.export(IndexColumns(), (x, i))
+    pte.write_bytes(to_edge(exported).to_executorch().buffer)
+    [got] = run_host(pte, [x.numpy(), i.numpy()])
+    method = Runtime.get().load_program(pte).load_method("forward")
+    [want] = method.execute([x, i])
+    np.testing.assert_array_equal(got, want.numpy())
+    np.testing.assert_array_equal(got, x[:, i].numpy())

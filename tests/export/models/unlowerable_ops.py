@@ -92,3 +92,15 @@ class GatherByInput(nn.Module):
     def example_inputs() -> tuple[torch.Tensor, ...]:
         x = torch.randint(-50, 50, (4, 3), dtype=torch.int32, generator=_GEN)
         return (x, torch.randint(0, 3, (4, 2), generator=_GEN))
+
+
+class NearestScale225(nn.Module):
+    """2.25x nearest on a 2x2 image makes 4x4: PyTorch reads pixels 0, 0, 1, 1 (a 2x resize
+    whatever the scale), ExecuTorch's portable kernel 0, 0, 0, 1 (index / 2.25)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.interpolate(x, scale_factor=2.25, mode="nearest")
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.rand(1, 4, 2, 2, generator=_GEN),)
