@@ -25,6 +25,13 @@ kernel always floors index / scale (2.25 on a 2-pixel row reads pixels 0, 0, 0, 
 0, 1, 1). Rewritten with the output size instead of the scales, which both compute as PyTorch
 does.
 
+conv3d (a constant weight): no Ethos-U55 runs CONV3D (ExecuTorch's partitioner leaves it to
+the CPU) and no CPU kernel takes a 5-d convolution (ExecuTorch's portable kernel refuses it
+too). Rewritten as one conv2d per kernel depth tap, summed: the input padded along depth,
+depth moved next to the batch, each tap's strided depth slice folded into the batch and
+convolved with that tap's 2-d weight, the sum unfolded back to [N, C_out, D_out, H_out, W_out].
+Each 2-d convolution runs on the NPU.
+
 Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
 lowering to let through.
 """
@@ -153,9 +160,92 @@ def nearest_by_size(graph_module: torch.fx.GraphModule) -> int:
     return _rewrite(graph_module, matches, replacement)
 
 
+def _three(values: list[int] | tuple[int, ...] | int) -> list[int]:
+    values = [values] if isinstance(values, int) else list(values)
+    return values * 3 if len(values) == 1 else values
+
+
+def conv3d_as_conv2d(graph_module: torch.fx.GraphModule) -> int:
+    """Replace every conv3d whose weight (and bias) are constants of the module and whose
+    sizes are static by a sum of conv2d, one per kernel depth tap; return how many."""
+
+    def constant(node: object) -> torch.Tensor | None:
+        if isinstance(node, torch.fx.Node) and node.op == "get_attr":
+            value: object = graph_module
+            for part in str(node.target).split("."):  # "conv.weight": a submodule's
+                value = getattr(value, part, None)
+            return value if isinstance(value, torch.Tensor) else None
+        return None
+
+    def matches(node: torch.fx.Node) -> bool:
+        if node.target != aten.conv3d.default:
+            return False
+        source, val = node.args[0], node.meta.get("val")
+        bias = node.args[2] if len(node.args) > 2 else None
+        return (
+            constant(node.args[1]) is not None
+            and (bias is None or constant(bias) is not None)
+            and isinstance(val, torch.Tensor)
+            and isinstance(source, torch.fx.Node)
+            and isinstance(source.meta.get("val"), torch.Tensor)
+            and all(isinstance(s, int) for s in (*source.meta["val"].shape, *val.shape))
+        )
+
+    def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
+        x, weight_node = node.args[0], node.args[1]
+        args = list(node.args) + [None] * (7 - len(node.args))
+        bias_node = args[2]
+        stride, padding, dilation = (
+            _three(a if a is not None else d) for a, d in zip(args[3:6], (1, 0, 1), strict=True)
+        )
+        groups = args[6] if args[6] is not None else 1
+        weight = constant(weight_node)
+        fake_mode = node.meta["val"].fake_mode
+        n, c, _, h, w = x.meta["val"].shape
+        _, c_out, d_out, h_out, w_out = node.meta["val"].shape
+
+        def call(target, *call_args) -> torch.fx.Node:
+            """A node of the rewrite: the conv3d's source location, its own value."""
+            new = graph.call_function(target, call_args)
+            new.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
+            vals = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in call_args]
+            with fake_mode:
+                new.meta["val"] = target(*vals)
+            return new
+
+        if padding[0]:
+            x = call(aten.constant_pad_nd.default, x, [0, 0, 0, 0, padding[0], padding[0]], 0.0)
+        x = call(aten.permute.default, x, [0, 2, 1, 3, 4])  # [N, D, C, H, W]
+        total = None
+        for tap in range(weight.shape[2]):
+            start = tap * dilation[0]
+            end = start + stride[0] * (d_out - 1) + 1
+            name = f"_sdk_conv3d_{node.name}_tap{tap}"
+            tap_value = weight[:, :, tap].clone().contiguous()
+            graph_module.register_buffer(name, tap_value)
+            tap_weight = graph.get_attr(name)
+            tap_weight.meta["val"] = fake_mode.from_tensor(tap_value)
+            rows = call(aten.slice.Tensor, x, 1, start, end, stride[0])
+            rows = call(aten.reshape.default, rows, [n * d_out, c, h, w])
+            bias = bias_node if tap == 0 else None
+            out = call(aten.conv2d.default, rows, tap_weight, bias, stride[1:], padding[1:],
+                       dilation[1:], groups)  # fmt: skip
+            total = out if total is None else call(aten.add.Tensor, total, out)
+        total = call(aten.reshape.default, total, [n, d_out, c_out, h_out, w_out])
+        return call(aten.permute.default, total, [0, 2, 1, 3, 4])
+
+    return _rewrite(graph_module, matches, replacement)
+
+
 def rewrite_float_graph(graph_module: torch.fx.GraphModule) -> dict[str, int]:
     """Every rewrite above, in order: {rewrite: how many nodes it replaced}."""
-    rewrites = (decompose_addmm, keep_reduced_dims, fills_without_source, nearest_by_size)
+    rewrites = (
+        decompose_addmm,
+        keep_reduced_dims,
+        fills_without_source,
+        nearest_by_size,
+        conv3d_as_conv2d,
+    )
     return {rewrite.__name__: rewrite(graph_module) for rewrite in rewrites}
 
 

@@ -51,7 +51,8 @@ def test_addmm_with_a_parameter_bias_exports_and_runs(export_case):
     assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
 
 
-NEAREST = str(Path(__file__).parent / "models" / "unlowerable_ops.py") + ":NearestScale225"
+OPS = str(Path(__file__).parent / "models" / "unlowerable_ops.py")
+NEAREST, CONV3D = f"{OPS}:NearestScale225", f"{OPS}:Conv3dStrided"
 
 
 def test_nearest_with_a_scale_pytorch_ignores_is_given_its_size():
@@ -91,5 +92,41 @@ def test_nearest_with_a_scale_pytorch_ignores_runs_as_pytorch_does(export_case):
     """Stock: the CPU kernel (ExecuTorch's formula) read other pixels than the model does
     (SNR 7.4 dB against the quantized model)."""
     case = export_case(NEAREST, "int8", True, None)
+    inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
+    assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))
+
+
+@pytest.mark.parametrize(
+    "settings,batch",
+    [
+        ({"kernel_size": (2, 2, 1), "stride": (2, 4, 2), "padding": 1}, 1),
+        ({"kernel_size": 3, "padding": (1, 0, 2), "dilation": (2, 1, 1)}, 2),
+        ({"kernel_size": (1, 3, 3), "groups": 2, "bias": False}, 1),
+        ({"kernel_size": (3, 1, 1), "stride": 3}, 1),  # the last window reads the last depth
+    ],
+)
+def test_conv3d_as_a_sum_of_conv2d_computes_conv3d(settings, batch):
+    from sdk.export.aten_rewrites import conv3d_as_conv2d
+
+    torch.manual_seed(0)
+    module = torch.nn.Conv3d(2, 4, **settings)
+    x = torch.randn(batch, 2, 9, 14, 10)
+    graph = torch.export.export(module, (x,)).module()
+    want = graph(x)
+    assert conv3d_as_conv2d(graph) == 1
+    targets = [n.target for n in graph.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.conv3d.default not in targets and torch.ops.aten.conv2d.default in targets
+    got = graph(x)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_conv3d_exports_and_runs_as_conv2d(export_case):
+    """Stock: the convolution stayed 5-d on the CPU, which the firmware and ExecuTorch's own
+    kernel refuse ('input [1, 1, 8, 14, 10] must be 3-d or 4-d')."""
+    case = export_case(CONV3D, "int8", True, None)
+    report = case.result.report
+    assert report["boundary_audit"]["ok"] and report["delegates"]
     inputs = [t.numpy() for t in case.quantized.loaded.example_inputs]
     assert_matches_quantized_model(case, run_host(case.result.program_path, inputs))

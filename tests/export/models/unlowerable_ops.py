@@ -104,3 +104,18 @@ class NearestScale225(nn.Module):
     @staticmethod
     def example_inputs() -> tuple[torch.Tensor, ...]:
         return (torch.rand(1, 4, 2, 2, generator=_GEN),)
+
+
+class Conv3dStrided(nn.Module):
+    """nn.Conv3d (ExecuTorch's 'large_stride' case): no U55 CONV3D, no 5-d CPU convolution."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv3d(2, 3, (2, 2, 1), stride=(2, 4, 2), padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.randn(1, 2, 8, 14, 10, generator=_GEN),)
