@@ -63,6 +63,8 @@ def reads_writes(program: LoadedProgram, instruction) -> tuple[list[int], list[i
         return program.tensors_in(args.move_from), program.tensors_in(args.move_to)
     if isinstance(args, FreeCall):
         return [], []
+    if isinstance(args, JumpFalseCall):
+        return program.tensors_in(args.cond_value_index), []
     if not isinstance(args, KernelCall):
         raise ProgramError(f"unexpected instruction {type(args).__name__}")
     schema = _schema(program, args.op_index)
@@ -77,15 +79,22 @@ def reads_writes(program: LoadedProgram, instruction) -> tuple[list[int], list[i
 
 
 def plan_steps(program: LoadedProgram) -> list[Step]:
-    """The method's chain as alternating CPU runs and single delegate calls."""
+    """The method's chain as CPU runs, single delegate calls and single jumps (`torch.cond`:
+    a JumpFalseCall; every jump's destination starts a step of its own)."""
+    instructions = program.plan.chains[0].instructions
+    targets = {
+        int(i.instr_args.destination_instruction)
+        for i in instructions
+        if isinstance(i.instr_args, JumpFalseCall)
+    }
     steps: list[Step] = []
-    for index, instruction in enumerate(program.plan.chains[0].instructions):
+    for index, instruction in enumerate(instructions):
         args = instruction.instr_args
-        if isinstance(args, JumpFalseCall):
-            raise ProgramError("control flow (JumpFalseCall) cannot be cut at delegates")
         if isinstance(args, DelegateCall):
             steps.append(Step("delegate", [index]))
-        elif steps and steps[-1].kind == "cpu":
+        elif isinstance(args, JumpFalseCall):
+            steps.append(Step("jump", [index]))
+        elif steps and steps[-1].kind == "cpu" and index not in targets:
             steps[-1].instructions.append(index)
         else:
             steps.append(Step("cpu", [index]))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from executorch.exir.schema import Bool
 
 from sdk.errors import BoundaryError, ProgramError, UsageError
 from sdk.firmware.boards import Board
@@ -155,6 +156,16 @@ class HostRunner:
             self._written(env, [value], [array.reshape(info.shape)])
         self.delegate_runs.append((call.delegate_index, [env[v] for v in args[n_in:]]))
 
+    def _condition(self, env: dict[int, np.ndarray], value: int) -> bool:
+        """A jump's condition as ExecuTorch reads it: a Bool, or a bool tensor (all true)."""
+        val = self.program.plan.values[value].val
+        if isinstance(val, Bool):
+            return bool(val.bool_val)
+        array = self._read(env, value)
+        if array.dtype != np.bool_:
+            raise ProgramError(f"a jump's condition (value {value}) is {array.dtype}, not bool")
+        return bool(array.all())
+
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         self.program.check_inputs(inputs)
         self.segment_runs = []
@@ -163,11 +174,19 @@ class HostRunner:
         env: dict[int, np.ndarray] = {}
         self.places = {}
         self._written(env, [int(v) for v in self.program.plan.inputs], inputs)
-        for step in self.steps:
+        step_at = {step.instructions[0]: k for k, step in enumerate(self.steps)}
+        k = 0
+        while k < len(self.steps):
+            step = self.steps[k]
+            k += 1
             if step.kind == "cpu":
                 self._run_cpu(step, env)
-            else:
+            elif step.kind == "delegate":
                 self._run_delegate(step, env)
+            else:
+                call = self.instructions[step.instructions[0]].instr_args
+                if not self._condition(env, int(call.cond_value_index)):
+                    k = step_at.get(int(call.destination_instruction), len(self.steps))
         return [self._read(env, int(v)) for v in self.program.plan.outputs]
 
 

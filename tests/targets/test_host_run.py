@@ -156,3 +156,42 @@ def test_each_cpu_segment_is_cut_once_per_runner(exported, monkeypatch):
     ):
         np.testing.assert_array_equal(a, b)
     assert any(not np.array_equal(a, b) for a, b in zip(first, other))
+
+
+def test_control_flow_takes_the_branch_its_condition_picks(export_case):
+    """A torch.cond program (a JumpFalseCall after a delegate): the host reference follows the
+    jumps as ExecuTorch's runtime does, each branch run as its own CPU step."""
+    from pathlib import Path
+
+    from quantref import assert_matches_quantized_model
+
+    from sdk.targets.host import host_runner
+
+    models = Path(__file__).parents[1] / "export" / "models" / "unlowerable_ops.py"
+    case = export_case(f"{models}:CondOnSum", "int8", True, None)
+    runner = host_runner(case.result.program_path)
+    assert [s.kind for s in runner.steps].count("jump") == 2
+    x = case.quantized.loaded.example_inputs[0].numpy()
+    ups, downs = runner.run([x])[0], runner.run([-x])[0]
+    assert not np.allclose(ups, downs)
+    assert_matches_quantized_model(case, [ups])
+    np.testing.assert_allclose(ups, x * 2.0, atol=0.05)
+    np.testing.assert_allclose(downs, -x - 1.0, atol=0.05)
+
+
+@pytest.mark.slow
+def test_control_flow_on_qemu_equals_the_host_reference(export_case, every_kernel_elf):
+    """The firmware's runtime jumps as the host reference does, on both branches."""
+    from pathlib import Path
+
+    from sdk.targets.run import run_on_target
+
+    models = Path(__file__).parents[1] / "export" / "models" / "unlowerable_ops.py"
+    case = export_case(f"{models}:CondOnSum", "int8", True, None)
+    x = case.quantized.loaded.example_inputs[0].numpy()
+    for inputs in ([x], [-x]):
+        run = run_on_target(
+            "qemu", "corstone300", case.result.program_path, inputs, firmware=every_kernel_elf
+        )
+        [expected] = run_host(case.result.program_path, inputs)
+        np.testing.assert_array_equal(run.outputs[0], expected)

@@ -119,3 +119,27 @@ class Conv3dStrided(nn.Module):
     @staticmethod
     def example_inputs() -> tuple[torch.Tensor, ...]:
         return (torch.randn(1, 2, 8, 14, 10, generator=_GEN),)
+
+
+class CondOnSum(nn.Module):
+    """torch.cond on a computed predicate (ExecuTorch's 'one_arg_one_output' case): the sum on
+    the NPU, the branches on the CPU, a JumpFalseCall between them."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        def true_branch(arg: torch.Tensor) -> torch.Tensor:
+            return arg * 2.0
+
+        def false_branch(arg: torch.Tensor) -> torch.Tensor:
+            return arg - 1.0
+
+        return torch.cond(x.sum() > 0, true_branch, false_branch, [x])
+
+    X = torch.rand(1, 8, generator=_GEN)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (CondOnSum.X,)
+
+    @staticmethod
+    def calibration_inputs() -> list[tuple[torch.Tensor, ...]]:
+        return [(CondOnSum.X,), (-CondOnSum.X,)]  # both branches
