@@ -98,6 +98,9 @@ def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
 
     def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         source, dims = node.args[0], node.args[1] if len(node.args) > 1 else []
+        # No dims means every dim: named, since ExecuTorch's lowering of an empty list with
+        # keepdim writes no output (Vela: 'Output tensor ... does not have any writers').
+        dims = list(dims) or list(range(source.meta["val"].dim()))
         kept = _like(node, graph.call_function(node.target, (source, dims, True)))
         kept.meta["val"] = node.meta["val"].reshape([1] * source.meta["val"].dim())
         return _like(node, graph.call_function(aten.view.default, (kept, [])))

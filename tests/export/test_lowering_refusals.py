@@ -84,7 +84,7 @@ def test_a_reduction_to_rank_0_keeps_its_dims_then_views():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["AmaxRank1", "AminRank1"])
+@pytest.mark.parametrize("name", ["AmaxRank1", "AminRank1", "AminRank4AllDims"])
 def test_a_reduction_to_rank_0_runs_on_the_npu(export_case, capsys, name):
     """Stock: 'InternalError: While executing %tosa_const_shape_default' (a rank-0 shape)."""
     case = export_case(f"{MODELS}:{name}", "int8", True, None)

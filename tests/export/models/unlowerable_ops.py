@@ -58,6 +58,17 @@ class AminRank1(AmaxRank1):
         return torch.amin(x, dim=0)
 
 
+class AminRank4AllDims(nn.Module):
+    """amin over every dim (no dim given) of a rank-4 tensor, to rank 0."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amin(x)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.rand(1, 2, 3, 4, generator=_GEN),)
+
+
 class TopK(nn.Module):
     """topk: not delegated on the U55 and, today, no firmware kernel (the export says so)."""
 
