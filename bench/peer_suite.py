@@ -20,6 +20,10 @@ SdkError: its first clause), traceback (any other exception: an SDK bug).
 
     PYTHONPATH=$PWD .venv/bin/python bench/peer_suite.py [--first | --all] [--shard K/N]
         [--limit N] [--match TEXT] [--list] [--json FILE] [--workdir DIR] [--cache-dir DIR]
+        [--rerun FILE.json ...]
+
+`--rerun` takes earlier runs' --json files: their passes stand, every other case of theirs runs
+again (after a fix), and the figures cover them all.
 """
 
 from __future__ import annotations
@@ -596,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write cases and outcomes here")
     parser.add_argument("--workdir", type=Path, default=REPO / "out" / "peer_suite")
     parser.add_argument("--cache-dir", type=Path, help="the SDK cache (default: sdk's)")
+    parser.add_argument("--rerun", type=Path, nargs="+", help="earlier --json files: run again "
+                        "what did not pass; report with their passes")  # fmt: skip
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     sys.path.insert(0, str(REPO))
@@ -612,10 +618,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.shard:
         k, n = args.shard
         runnable = runnable[k - 1 :: n]
+    outcomes: list[Outcome] = []
+    if args.rerun:
+        earlier = [Outcome(**o) for f in args.rerun for o in json.loads(f.read_text())["outcomes"]]
+        outcomes = [o for o in earlier if o.outcome == "pass"]
+        again = {o.case for o in earlier if o.outcome != "pass"}
+        runnable = [(i, c) for i, c in runnable if c.name in again]
     if args.limit is not None:
         runnable = runnable[: args.limit]
     cache = Cache(args.cache_dir)
-    outcomes = []
     for i, case in runnable:
         outcome = run_case(i, case, args.workdir.resolve(), cache)
         outcomes.append(outcome)
