@@ -22,8 +22,8 @@ SdkError: its first clause), traceback (any other exception: an SDK bug).
         [--limit N] [--match TEXT] [--list] [--json FILE] [--workdir DIR] [--cache-dir DIR]
         [--rerun FILE.json ...]
 
-`--rerun` takes earlier runs' --json files: their passes stand, every other case of theirs runs
-again (after a fix), and the figures cover them all.
+`--rerun` takes earlier runs' --json files: their passes stand and every other selected case
+runs (again after a fix, or for the first time after an interrupted run); the figures cover all.
 """
 
 from __future__ import annotations
@@ -605,8 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write cases and outcomes here")
     parser.add_argument("--workdir", type=Path, default=REPO / "out" / "peer_suite")
     parser.add_argument("--cache-dir", type=Path, help="the SDK cache (default: sdk's)")
-    parser.add_argument("--rerun", type=Path, nargs="+", help="earlier --json files: run again "
-                        "what did not pass; report with their passes")  # fmt: skip
+    parser.add_argument("--rerun", type=Path, nargs="+", help="earlier --json files: their passes "
+                        "stand, the other selected cases run; one report")  # fmt: skip
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     sys.path.insert(0, str(REPO))
@@ -627,8 +627,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rerun:
         earlier = [Outcome(**o) for f in args.rerun for o in json.loads(f.read_text())["outcomes"]]
         outcomes = [o for o in earlier if o.outcome == "pass"]
-        again = {o.case for o in earlier if o.outcome != "pass"}
-        runnable = [(i, c) for i, c in runnable if c.name in again]
+        passed = {o.case for o in outcomes}
+        runnable = [(i, c) for i, c in runnable if c.name not in passed]
     if args.limit is not None:
         runnable = runnable[: args.limit]
     cache = Cache(args.cache_dir)
