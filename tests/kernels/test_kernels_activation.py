@@ -251,6 +251,18 @@ def test_exp(check, dtype) -> None:
     check(torch.exp, x, ops=["aten::exp.out"])
 
 
+@pytest.mark.parametrize("fn", [torch.sin, torch.cos])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.int32, torch.bool, torch.float16]
+)
+def test_sin_cos(check, fn, dtype) -> None:
+    """Computed in float (Double in double), out floating; NaN/inf give NaN."""
+    x = special(dtype) if dtype.is_floating_point else data((6, 5), dtype, 7)
+    if dtype == torch.int32:
+        x = torch.arange(-100, 100, 7, dtype=dtype)
+    check(fn, x, ops=[f"aten::{fn.__name__}.out"])
+
+
 def test_exp_out_dtypes(check_edit, clamp_program) -> None:
     """int -> Double out (computes in float), Double -> Float out (computes in double); Double
     -> Half (through float) and Half -> Float."""

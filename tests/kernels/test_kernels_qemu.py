@@ -145,6 +145,8 @@ def activation_cases():
     yield "clamp-tensor", torch.clamp, (floats((4, 9)), floats((9,)) - 1, floats((4, 1)) + 1), None
     yield "exp", torch.exp, (torch.cat([SPECIAL, floats((40,)) * 10]),), None
     yield "exp-int", torch.exp, (torch.arange(-50, 50, dtype=torch.int32),), None
+    angles = torch.cat([SPECIAL, floats((40,)) * 10])
+    yield "sin-cos", lambda t: (torch.sin(t), torch.cos(t)), (angles,), None
     x = floats((3, 17)) * 4
     scales = [oracle.log_softmax_magnitude(x, -1)]
     yield "log-softmax", lambda t: torch.log_softmax(t, dim=-1), (x,), scales
