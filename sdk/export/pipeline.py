@@ -146,6 +146,13 @@ def quantize(
         fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
         graph = fp32_exported.module(check_guards=False)
         rewrite_float_graph(graph)
+        nested = _nested_cond(graph)
+        if nested is not None:
+            raise ExportError(
+                f"{loaded.name}: node {nested}: a torch.cond inside a torch.cond branch, which "
+                "torchao's convert_pt2e (DuplicateDQPass) cannot quantize; compute the inner "
+                "condition outside the branch (one level of torch.cond)"
+            )
         quantizer = EthosUQuantizer(spec)
         matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)
@@ -186,6 +193,20 @@ def _calibration_error(
                     "not finite: keep the operator's inputs in its domain in the model (e.g. "
                     "clamp them), or calibrate with inputs for which it stays finite"
                 )
+    return None
+
+
+def _nested_cond(module: torch.fx.GraphModule) -> str | None:
+    """The name of a torch.cond node inside a torch.cond branch, if there is one."""
+
+    def conds(graph_module: torch.fx.GraphModule) -> list[torch.fx.Node]:
+        return [n for n in graph_module.graph.nodes if n.target is torch.ops.higher_order.cond]
+
+    for outer in conds(module):
+        for branch in outer.args[1:3]:
+            inner = getattr(module, str(getattr(branch, "target", "")), None)
+            if isinstance(inner, torch.fx.GraphModule) and conds(inner):
+                return f"{conds(inner)[0].name} (in {outer.name})"
     return None
 
 

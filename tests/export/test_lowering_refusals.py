@@ -145,3 +145,11 @@ def test_an_int64_index_input_reaches_gather_unnarrowed(export_case):
     [got] = run_host(case.result.program_path, inputs)
     x, index = case.quantized.loaded.example_inputs
     assert (got == torch.gather(x, 1, index).numpy()).all()
+
+
+def test_a_nested_cond_is_refused_naming_the_node(tmp_path, capsys):
+    """Stock: 'An error occurred when running the DuplicateDQPass pass after the following
+    passes: []' from torchao, naming nothing."""
+    line = _export_error("NestedCond", tmp_path / "out", capsys)
+    assert "node cond (in cond): a torch.cond inside a torch.cond branch" in line
+    assert "DuplicateDQPass" in line and "one level of torch.cond" in line

@@ -154,3 +154,17 @@ class CondOnSum(nn.Module):
     @staticmethod
     def calibration_inputs() -> list[tuple[torch.Tensor, ...]]:
         return [(CondOnSum.X,), (-CondOnSum.X,)]  # both branches
+
+
+class NestedCond(nn.Module):
+    """A torch.cond inside a torch.cond branch (ExecuTorch's 'nested_one_arg_one_output')."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        def inner(arg: torch.Tensor) -> torch.Tensor:
+            return torch.cond(arg.sum() > 1, lambda a: a * 2.0, lambda a: a + 1.0, [arg])
+
+        return torch.cond(x.sum() > 0, inner, lambda a: a - 1.0, [x])
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (torch.rand(1, 8, generator=_GEN),)
