@@ -213,30 +213,37 @@ class VirtualU55:
     def _run(self, session: LinkSession) -> None:
         qbase, qsize = self._reg64("QBASE0"), self.read(REG["QSIZE"])
         digest = _bus(session.npu_hash, qbase, qsize, "the command stream")
-        delegate = next(
-            (d for d in self._delegates
-             if len(d.queue) == qsize and hashlib.sha256(d.queue).digest() == digest),
-            None,
-        )  # fmt: skip
-        if delegate is None:
+        # Delegates may share a command stream (two `x.sum()` of one shape): the one whose
+        # weights region 0 holds is the one the firmware runs.
+        candidates = [
+            d for d in self._delegates
+            if len(d.queue) == qsize and hashlib.sha256(d.queue).digest() == digest
+        ]  # fmt: skip
+        if not candidates:
             raise NpuFault(
                 STATUS_PARSE_ERROR,
                 f"the command stream at 0x{qbase:x} ({qsize} bytes, QSIZE) is none of the "
                 f"program's {len(self._delegates)} delegate stream(s)",
             )
-        stream = delegate.stream
-        weights = stream.blocks.get("weight_data", b"")
         at = self.basep(0)
-        if (
-            weights
-            and _bus(session.npu_hash, at, len(weights), "region 0") != delegate.weights_sha256
-        ):
+        held: dict[int, bytes] = {}  # region 0's hash per length read
+
+        def holds_weights(candidate: Delegate) -> bool:
+            size = len(candidate.stream.blocks.get("weight_data", b""))
+            if size and size not in held:
+                held[size] = _bus(session.npu_hash, at, size, "region 0")
+            return not size or held[size] == candidate.weights_sha256
+
+        delegate = next((d for d in candidates if holds_weights(d)), None)
+        if delegate is None:
             # A real NPU would compute with whatever is there; this one says so instead, so a
             # wrong base pointer is never a quiet pass.
+            which = ", ".join(str(d.index) for d in candidates)
             raise NpuFault(
                 STATUS_BUS_FAULT,
-                f"region 0 at 0x{at:x} does not hold delegate {delegate.index}'s weights",
+                f"region 0 at 0x{at:x} does not hold delegate {which}'s weights",
             )
+        stream = delegate.stream
         scratch = self.basep(1)
         if self.basep(2) != scratch:
             raise NpuFault(

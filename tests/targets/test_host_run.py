@@ -195,3 +195,25 @@ def test_control_flow_on_qemu_equals_the_host_reference(export_case, every_kerne
         )
         [expected] = run_host(case.result.program_path, inputs)
         np.testing.assert_array_equal(run.outputs[0], expected)
+
+
+@pytest.mark.slow
+def test_delegates_sharing_a_command_stream_run_each_with_its_weights(
+    export_case, every_kernel_elf
+):
+    """Two NPU delegates with one command stream: the virtual U55 runs the one whose weights
+    region 0 holds (it took the first and called the firmware's right pointer a bus fault)."""
+    from pathlib import Path
+
+    from sdk.program.pte import load_program
+    from sdk.targets.run import run_on_target
+
+    models = Path(__file__).parents[1] / "export" / "models" / "unlowerable_ops.py"
+    case = export_case(f"{models}:TwoCondsOnSums", "int8", True, None)
+    delegates = load_program(case.result.program_path).program.backend_delegate_data
+    assert len(delegates) >= 2
+    x = case.quantized.loaded.example_inputs[0].numpy()
+    run = run_on_target(
+        "qemu", "corstone300", case.result.program_path, [x], firmware=every_kernel_elf
+    )
+    np.testing.assert_array_equal(run.outputs[0], run_host(case.result.program_path, [x])[0])

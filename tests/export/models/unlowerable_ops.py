@@ -168,3 +168,22 @@ class NestedCond(nn.Module):
     @staticmethod
     def example_inputs() -> tuple[torch.Tensor, ...]:
         return (torch.rand(1, 8, generator=_GEN),)
+
+
+class TwoCondsOnSums(nn.Module):
+    """Two torch.cond on `t.sum() > 0` of one shape: two NPU delegates with one command stream,
+    their weights at different addresses (ExecuTorch's 'multiple_one_arg_one_output')."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.cond(x.sum() > 0, lambda a: a * 2.0, lambda a: a - 1.0, [x])
+        return torch.cond(y.sum() > 0, lambda a: a + 0.5, lambda a: a * 3.0, [y])
+
+    X = torch.rand(1, 8, generator=_GEN)
+
+    @staticmethod
+    def example_inputs() -> tuple[torch.Tensor, ...]:
+        return (TwoCondsOnSums.X,)
+
+    @staticmethod
+    def calibration_inputs() -> list[tuple[torch.Tensor, ...]]:
+        return [(TwoCondsOnSums.X,), (-TwoCondsOnSums.X,), (-3 * TwoCondsOnSums.X,)]
