@@ -7,22 +7,14 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/args.h"
 #include "kernels/elementwise.h"
-#include "kernels/shape.h"
 
 namespace kernels {
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_exp_out)
 rt::Error aten_exp_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  Args a("aten::exp.out", args, nargs);
-  rt::Tensor *self, *out;
-  RT_TRY(a.count(3));
-  RT_TRY(a.tensor(0, "self", self));
-  RT_TRY(a.tensor(1, "out", out));
-  RT_TRY(a.returned(2, out));
-  RT_TRY(check_same_shape(a.op(), "self", *self, "out", *out));
-  return apply_unary_to_floating<KERNEL_DTYPES(aten_exp_out)>(a.op(), *self, *out, [](auto x) { return exp(x); });
+  return unary_to_floating_kernel<KERNEL_DTYPES(aten_exp_out)>("aten::exp.out", args, nargs,
+                                                               [](auto x) { return exp(x); });
 }
 #endif
 

@@ -25,15 +25,8 @@ inline double sigmoid_of(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_sigmoid_out)
 rt::Error aten_sigmoid_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  Args a("aten::sigmoid.out", args, nargs);
-  rt::Tensor *self, *out;
-  RT_TRY(a.count(3));
-  RT_TRY(a.tensor(0, "self", self));
-  RT_TRY(a.tensor(1, "out", out));
-  RT_TRY(a.returned(2, out));
-  RT_TRY(check_same_shape(a.op(), "self", *self, "out", *out));
-  return apply_unary_to_floating<KERNEL_DTYPES(aten_sigmoid_out)>(a.op(), *self, *out,
-                                                                  [](auto x) { return sigmoid_of(x); });
+  return unary_to_floating_kernel<KERNEL_DTYPES(aten_sigmoid_out)>("aten::sigmoid.out", args, nargs,
+                                                                   [](auto x) { return sigmoid_of(x); });
 }
 #endif
 

@@ -8,36 +8,21 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/args.h"
 #include "kernels/elementwise.h"
-#include "kernels/shape.h"
 
 namespace kernels {
-namespace {
-
-template <uint32_t kSelected, typename Fn>
-rt::Error unary_trig(const char* name, rt::Value* const* args, size_t nargs, Fn fn) {
-  Args a(name, args, nargs);
-  rt::Tensor *self, *out;
-  RT_TRY(a.count(3));
-  RT_TRY(a.tensor(0, "self", self));
-  RT_TRY(a.tensor(1, "out", out));
-  RT_TRY(a.returned(2, out));
-  RT_TRY(check_same_shape(a.op(), "self", *self, "out", *out));
-  return apply_unary_to_floating<kSelected>(a.op(), *self, *out, fn);
-}
-
-}  // namespace
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_sin_out)
 rt::Error aten_sin_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return unary_trig<KERNEL_DTYPES(aten_sin_out)>("aten::sin.out", args, nargs, [](auto x) { return sin(x); });
+  return unary_to_floating_kernel<KERNEL_DTYPES(aten_sin_out)>("aten::sin.out", args, nargs,
+                                                               [](auto x) { return sin(x); });
 }
 #endif
 
 #if KERNEL_BUILD_ALL || defined(KERNEL_SELECT_aten_cos_out)
 rt::Error aten_cos_out(rt::KernelContext&, rt::Value* const* args, size_t nargs) {
-  return unary_trig<KERNEL_DTYPES(aten_cos_out)>("aten::cos.out", args, nargs, [](auto x) { return cos(x); });
+  return unary_to_floating_kernel<KERNEL_DTYPES(aten_cos_out)>("aten::cos.out", args, nargs,
+                                                               [](auto x) { return cos(x); });
 }
 #endif
 

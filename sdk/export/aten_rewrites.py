@@ -45,7 +45,7 @@ import torch
 aten = torch.ops.aten
 
 
-def _rewrite(
+def replace_nodes(
     graph_module: torch.fx.GraphModule,
     matches: Callable[[torch.fx.Node], bool],
     replacement: Callable[[torch.fx.Graph, torch.fx.Node], torch.fx.Node],
@@ -82,7 +82,7 @@ def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
             bias = _like(bias, graph.call_function(aten.mul.Tensor, (bias, beta)))
         return _like(node, graph.call_function(aten.add.Tensor, (product, bias)))
 
-    return _rewrite(graph_module, lambda node: node.target == aten.addmm.default, replacement)
+    return replace_nodes(graph_module, lambda node: node.target == aten.addmm.default, replacement)
 
 
 _REDUCTIONS = (aten.amax.default, aten.amin.default)
@@ -105,7 +105,7 @@ def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
         kept.meta["val"] = node.meta["val"].reshape([1] * source.meta["val"].dim())
         return _like(node, graph.call_function(aten.view.default, (kept, [])))
 
-    return _rewrite(graph_module, matches, replacement)
+    return replace_nodes(graph_module, matches, replacement)
 
 
 _FILLS = {
@@ -140,7 +140,7 @@ def fills_without_source(graph_module: torch.fx.GraphModule) -> int:
         )
         return _like(node, full)
 
-    return _rewrite(graph_module, matches, replacement)
+    return replace_nodes(graph_module, matches, replacement)
 
 
 def nearest_by_size(graph_module: torch.fx.GraphModule) -> int:
@@ -160,7 +160,7 @@ def nearest_by_size(graph_module: torch.fx.GraphModule) -> int:
         size = list(node.meta["val"].shape[2:])
         return _like(node, graph.call_function(node.target, (node.args[0], size, None)))
 
-    return _rewrite(graph_module, matches, replacement)
+    return replace_nodes(graph_module, matches, replacement)
 
 
 def _three(values: list[int] | tuple[int, ...] | int) -> list[int]:
@@ -237,7 +237,7 @@ def conv3d_as_conv2d(graph_module: torch.fx.GraphModule) -> int:
         total = call(aten.reshape.default, total, [n, d_out, c_out, h_out, w_out])
         return call(aten.permute.default, total, [0, 2, 1, 3, 4])
 
-    return _rewrite(graph_module, matches, replacement)
+    return replace_nodes(graph_module, matches, replacement)
 
 
 def rewrite_float_graph(graph_module: torch.fx.GraphModule) -> dict[str, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule, Node
 
+from sdk.export.aten_rewrites import replace_nodes
 from sdk.export.partitioner import target_name
 
 # Operator -> the position of its index argument; each takes an int64 index only.
@@ -52,14 +53,8 @@ def _only_a_long_index(node: Node) -> bool:
 def keep_long_indices(graph_module: GraphModule) -> int:
     """Drop every int64 -> int32 cast whose users all take it as an int64-only index; return
     how many."""
-    graph = graph_module.graph
-    count = 0
-    for node in list(graph.nodes):
-        if _is_narrowed_long(node) and _only_a_long_index(node):
-            node.replace_all_uses_with(node.args[0])
-            graph.erase_node(node)
-            count += 1
-    if count:
-        graph.lint()
-        graph_module.recompile()
-    return count
+    return replace_nodes(
+        graph_module,
+        lambda node: _is_narrowed_long(node) and _only_a_long_index(node),
+        lambda _graph, node: node.args[0],  # the int64 source itself
+    )

@@ -30,6 +30,7 @@ struct AdvancedIndex {
   size_t numel = 1;
   int8_t dim_map[rt::kMaxDims] = {};  // in dim -> x dim; -1 for an indexed dim
   int8_t ix_map[rt::kMaxDims] = {};   // in dim -> the entry that indexes it; -1 for none
+  size_t trues[rt::kMaxDims] = {};     // entry -> a mask's true entries (counted once)
 };
 
 inline bool is_mask(const rt::Tensor& t) {
@@ -43,11 +44,16 @@ inline size_t mask_count(const rt::Tensor& mask) {
   return n;
 }
 
+// Entry j of an integer index (Int or Long).
+inline int64_t index_entry(const rt::Tensor& index, size_t j) {
+  return index.dtype == rt::ScalarType::Int ? static_cast<int64_t>(index.data_as<int32_t>()[j])
+                                            : index.data_as<int64_t>()[j];
+}
+
 // Every entry of integer index indices[k] in [-size, size) (negative counts from the end).
 inline rt::Error check_index_values(const char* op, const rt::Tensor& index, size_t k, int32_t size, int dim) {
   for (size_t j = 0; j < index.numel; ++j) {
-    const int64_t v = index.dtype == rt::ScalarType::Int ? static_cast<int64_t>(index.data_as<int32_t>()[j])
-                                                         : index.data_as<int64_t>()[j];
+    const int64_t v = index_entry(index, j);
     RT_CHECK(v >= -static_cast<int64_t>(size) && v < size, rt::Error::InvalidArgument,
              "%s: indices[%u][%u] = %d is out of bounds for dim %d of size %d", op, static_cast<unsigned>(k),
              static_cast<unsigned>(j), static_cast<int>(v), dim, static_cast<int>(size));
@@ -93,7 +99,8 @@ inline rt::Error prepare_index(const char* op, const rt::Tensor& in, rt::ArrayRe
                  static_cast<unsigned>(k), ShapeStr(*t).c_str(), in_i, ShapeStr(in).c_str());
         ix.ix_map[in_i + j] = static_cast<int8_t>(k);
       }
-      const int32_t len = static_cast<int32_t>(mask_count(*t));
+      ix.trues[k] = mask_count(*t);
+      const int32_t len = static_cast<int32_t>(ix.trues[k]);
       if (ix.bc_dim == 0) {
         ix.bc_dim = 1;
         rev_bc[0] = len;
@@ -170,10 +177,10 @@ inline rt::Error prepare_index(const char* op, const rt::Tensor& in, rt::ArrayRe
   return rt::Error::Ok;
 }
 
-// The coordinate of a mask's `query`-th true entry (its only one when it has one).
-inline void mask_coord(const rt::Tensor& mask, size_t query, int32_t* coord) {
+// The coordinate of a mask's `query`-th true entry (its only one when it has one: `trues`).
+inline void mask_coord(const rt::Tensor& mask, size_t trues, size_t query, int32_t* coord) {
   const uint8_t* m = mask.data_as<uint8_t>();
-  if (mask_count(mask) == 1) query = 0;
+  if (trues == 1) query = 0;
   size_t flat = 0;
   for (size_t i = 0, seen = 0; i < mask.numel; ++i) {
     if (m[i] == 0u) continue;
@@ -196,8 +203,7 @@ inline int64_t index_value(const rt::Tensor& index, const int32_t* bc, int bc_di
     const int32_t c = index.sizes[d] == 1 ? 0 : bc[bc_dim - index.dim + d];
     flat = flat * static_cast<size_t>(index.sizes[d]) + static_cast<size_t>(c);
   }
-  return index.dtype == rt::ScalarType::Int ? static_cast<int64_t>(index.data_as<int32_t>()[flat])
-                                            : index.data_as<int64_t>()[flat];
+  return index_entry(index, flat);
 }
 
 // The element offset in (contiguous) `in` of x's element at coordinate x_coord.
@@ -211,10 +217,11 @@ inline rt::Error source_offset(const char* op, const rt::Tensor& in, const Advan
       ++d;
       continue;
     }
-    const rt::Tensor& index = *ix.indices[static_cast<size_t>(ix.ix_map[d])];
+    const size_t k = static_cast<size_t>(ix.ix_map[d]);
+    const rt::Tensor& index = *ix.indices[k];
     if (is_mask(index)) {
       int32_t coord[rt::kMaxDims];
-      mask_coord(index, static_cast<size_t>(bc[ix.bc_dim - 1]), coord);
+      mask_coord(index, ix.trues[k], static_cast<size_t>(bc[ix.bc_dim - 1]), coord);
       for (int j = 0; j < index.dim; ++j) {
         offset = offset * static_cast<size_t>(in.sizes[d + j]) + static_cast<size_t>(coord[j]);
       }

@@ -15,10 +15,12 @@
 
 #include <type_traits>
 
+#include "kernels/args.h"
 #include "kernels/broadcast.h"
 #include "kernels/convert.h"
 #include "kernels/copy.h"
 #include "kernels/dtype.h"
+#include "kernels/shape.h"
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
@@ -246,6 +248,20 @@ rt::Error apply_unary_to_floating(const char* op, const rt::Tensor& self, rt::Te
       return rt::Error::Ok;
     });
   });
+}
+
+// A whole `op(Tensor self, *, Tensor(a!) out)` kernel of that kind (exp, sin, cos, sigmoid):
+// the call's arguments checked, then apply_unary_to_floating.
+template <uint32_t kSelected, typename Fn>
+rt::Error unary_to_floating_kernel(const char* name, rt::Value* const* args, size_t nargs, const Fn& fn) {
+  Args a(name, args, nargs);
+  rt::Tensor *self, *out;
+  RT_TRY(a.count(3));
+  RT_TRY(a.tensor(0, "self", self));
+  RT_TRY(a.tensor(1, "out", out));
+  RT_TRY(a.returned(2, out));
+  RT_TRY(check_same_shape(a.op(), "self", *self, "out", *out));
+  return apply_unary_to_floating<kSelected>(a.op(), *self, *out, fn);
 }
 
 // The dtype checks of ExecuTorch's add/sub/mul (Tensor, Tensor) -> out:
