@@ -12,15 +12,18 @@ Options map to the SDK's: a16w8 -> `quant="int16"`, per_channel_quantization=Fal
 ExecuTorch marks xfail or skip (per parameter or per function, except the xfail for a missing
 Corstone-300 FVP) are listed as `et-xfail` and not run.
 
-Outcomes: pass (the deploy passed, or only the SDK's fp32 floor missed while ExecuTorch's own
-criterion holds: within atol + qtol * scale of the quantized model, the case's tolerances),
-mismatch (the device differs from the host reference), quality (the device matches the host
-but misses the accuracy floor against PyTorch, and ExecuTorch's criterion too), refused (an
-SdkError: its first clause), traceback (any other exception: an SDK bug).
+Outcomes are `sdk deploy`'s own verdict (sdk.deploy.verdict, with the case's atol/rtol/qtol):
+pass, mismatch (the device differs from the host reference), quality (the device matches the
+host but is outside the tolerance of the quantized model), refused (an SdkError: its first
+clause), traceback (any other exception: an SDK bug).
 
     PYTHONPATH=$PWD .venv/bin/python bench/peer_suite.py [--first | --all] [--shard K/N]
         [--limit N] [--match TEXT] [--list] [--json FILE] [--workdir DIR] [--cache-dir DIR]
-        [--rerun FILE.json ...]
+        [--rerun FILE.json ...] [--sample N] [--seed S] [--case NAME ...]
+
+`--sample N --seed S`: N cases drawn at random (seeded) from the runnable ones, their test data
+and weights made with seed S too (a fresh sample: other cases, other data). `--case NAME` runs
+the named cases (as printed) even where ExecuTorch marks them xfail.
 
 `--rerun` takes earlier runs' --json files: their passes stand and every other selected case
 runs (again after a fix, or for the first time after an interrupted run); the figures cover all.
@@ -34,6 +37,7 @@ import inspect
 import itertools
 import json
 import pkgutil
+import random
 import sys
 import time
 import traceback
@@ -47,7 +51,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 ET_TEST = "executorch.backends.arm.test"
 SUITES = ("ops", "models")
-SEED = 0  # test data and weights are random: one seed makes a case the same in every process
+# Test data and weights are random: one seed makes a case the same in every process (--seed
+# sets it for a run; the case files carry it).
+SEED = 0
 OUTCOMES = ("pass", "mismatch", "quality", "refused", "traceback")
 FVP_XFAIL = "Corstone-300"  # ExecuTorch's xfail for a missing FVP: not a verdict on the case
 
@@ -86,6 +92,7 @@ class Outcome:
     detail: str = ""
     seconds: float = 0.0
     cpu_ops_placed: list[str] = field(default_factory=list)
+    report: str = ""  # the deploy's deploy.json, when it got that far
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,7 +263,9 @@ def _parametrizations(fn: Callable) -> Iterator[tuple[tuple[str, ...], dict, str
         yield tuple(pid for pid, _, _ in combo), kwargs, reason
 
 
-def _call(test_module: str, function: str, ids: tuple[str, ...]) -> _Recorder:
+def _call(
+    test_module: str, function: str, ids: tuple[str, ...], seed: int | None = None
+) -> _Recorder:
     """Call the test function with the parametrization `ids`; its U55 pipeline's record."""
     import torch
 
@@ -265,7 +274,7 @@ def _call(test_module: str, function: str, ids: tuple[str, ...]) -> _Recorder:
     if kwargs is None:
         raise KeyError(f"{test_module}::{function}: no parametrization {ids}")
     _Recorder.records = []
-    torch.manual_seed(SEED)
+    torch.manual_seed(SEED if seed is None else seed)
     try:
         fn(**kwargs)
     except Exception:
@@ -359,13 +368,15 @@ def collect(first: bool, match: str | None = None) -> list[Case]:
 # Rebuilding a case in a model file, and deploying it.
 
 
-def rebuild(test_module: str, function: str, ids: tuple[str, ...]) -> tuple[Any, tuple]:
+def rebuild(
+    test_module: str, function: str, ids: tuple[str, ...], seed: int = SEED
+) -> tuple[Any, tuple]:
     """The module and example inputs the test gives its pipeline (for case_N.py files).
     Non-tensor arguments (scalars, dims) and tensors inside lists (cat's) are bound into a
     wrapper whose inputs are the tensors alone: the SDK's model inputs are tensors."""
     import torch
 
-    record = _call(test_module, function, ids)
+    record = _call(test_module, function, ids, seed)
     module, data = record.arguments["module"], record.arguments["test_data"]
     data = data if isinstance(data, tuple) else (data,)
     if all(isinstance(x, torch.Tensor) for x in data):
@@ -427,7 +438,7 @@ sys.path.insert(0, {repo!r})
 
 from bench.peer_suite import rebuild  # noqa: E402
 
-_MODULE, _INPUTS = rebuild({module!r}, {function!r}, {ids!r})
+_MODULE, _INPUTS = rebuild({module!r}, {function!r}, {ids!r}, {seed!r})
 
 
 def model():
@@ -439,28 +450,35 @@ def example_inputs():
 '''
 
 
-def run_case(index: int, case: Case, workdir: Path, cache: Any) -> Outcome:
+def case_file(case: Case, seed: int = SEED) -> str:
+    """The model file that rebuilds `case` (its module and inputs) with `seed`."""
+    return CASE_FILE.format(
+        name=case.name, repo=str(REPO), module=case.test_module, function=case.function,
+        ids=case.ids, seed=seed,
+    )  # fmt: skip
+
+
+def run_case(index: int, case: Case, workdir: Path, cache: Any, seed: int = SEED) -> Outcome:
     """Deploy one case on Corstone-300 (QEMU + virtual NPU) and classify the result."""
-    from sdk.deploy.pipeline import HOST_MISMATCH, deploy
+    from sdk.deploy.pipeline import deploy
+    from sdk.deploy.verdict import HOST_MISMATCH
     from sdk.errors import MismatchError, SdkError
     from sdk.export.quant_options import QuantOptions
 
     folder = workdir / f"case_{index:04d}"
     folder.mkdir(parents=True, exist_ok=True)
     model_file = folder / "model.py"
-    text = CASE_FILE.format(
-        name=case.name, repo=str(REPO), module=case.test_module, function=case.function,
-        ids=case.ids,
-    )  # fmt: skip
+    text = case_file(case, seed)
     if not model_file.is_file() or model_file.read_text() != text:
         model_file.write_text(text)
     out = Outcome(case.name, case.test_module, "pass")
+    out.report = str(folder / "deploy" / "deploy.json")
     start = time.monotonic()
     try:
         report = deploy(
             str(model_file), board="corstone300", quant=case.quant,
             quant_options=QuantOptions(weights=case.weights, io=case.io, modules=case.modules),
-            outdir=folder / "deploy", cache=cache,
+            tolerance=tolerance_of(case.options), outdir=folder / "deploy", cache=cache,
         )  # fmt: skip
         out.cpu_ops_placed = [c["op"] for c in report.placement.get("cpu", [])]
         placed = {_op_base(op) for op in out.cpu_ops_placed}
@@ -472,10 +490,6 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any) -> Outcome:
             failure = report.failure or "no outputs compared"
             out.outcome = "mismatch" if failure.startswith(HOST_MISMATCH) else "quality"
             out.detail = failure
-            if out.outcome == "quality" and executorch_criterion(report, case.options):
-                # What ExecuTorch's tester checks holds; the SDK's own fp32 floor does not.
-                out.outcome = "pass"
-                out.detail = f"ExecuTorch's criterion holds; the SDK's floor: {failure}"
         out.detail = "; ".join(x for x in (out.detail, note) if x)
     except MismatchError as exc:
         out.outcome, out.detail = "mismatch", _one_line(exc)
@@ -489,34 +503,13 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any) -> Outcome:
     return out
 
 
-# ExecuTorch's defaults for a U55 INT case (test_pipeline.EthosUPipelineINTBase: one quantization
-# step; arm_tester.run_method_and_compare_outputs' own qtol=0 is for float pipelines).
-ET_ATOL, ET_QTOL = 1e-3, 1
+def tolerance_of(options: dict) -> Any:
+    """The case's own tolerances (its pipeline's atol/rtol/qtol) as the deploy's verdict; the
+    rest are ExecuTorch's U55 INT defaults, which sdk.accuracy.Tolerance holds."""
+    from sdk.accuracy import Tolerance
 
-
-def executorch_criterion(report: Any, options: dict) -> bool:
-    """ExecuTorch's own verdict on a quantized case: the device's outputs within
-    atol + qtol * (output scale) + rtol * |reference| of the quantized model (its reference
-    stage; the fp32 model is not its reference), per the case's atol/rtol/qtol. Checked here
-    on the worst error (max |device - quantized|) against atol + qtol * scale alone: stricter
-    than ExecuTorch's, never looser. The device must also equal the host reference."""
-    from sdk.program.pte import load_program, output_quant_scales
-
-    atol = float(options.get("atol", ET_ATOL))
-    qtol = float(options.get("qtol", ET_QTOL))
-    scales = output_quant_scales(load_program(Path(report.files["program"])))
-    checks = report.to_json()["outputs"]
-    if not checks:
-        return False
-    for i, check in enumerate(checks):
-        quantized = check.get("quantized") or {}
-        worst = quantized.get("max_abs")
-        scale = scales[i] if i < len(scales) and scales[i] is not None else 0.0
-        if not check["host_reference"]["ok"] or not isinstance(worst, int | float):
-            return False
-        if worst > atol + qtol * scale:
-            return False
-    return True
+    given = {k: float(options[k]) for k in ("atol", "rtol", "qtol") if k in options}
+    return Tolerance(**given)
 
 
 EDGE = "executorch_exir_dialects_edge__ops_"  # how ExecuTorch's tests name an edge operator
@@ -607,6 +600,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, help="the SDK cache (default: sdk's)")
     parser.add_argument("--rerun", type=Path, nargs="+", help="earlier --json files: their passes "
                         "stand, the other selected cases run; one report")  # fmt: skip
+    parser.add_argument("--sample", type=int, help="N runnable cases drawn at random (--seed)")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help=f"seeds --sample and the cases' data (default {SEED})")  # fmt: skip
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run this case (as --list names it), ExecuTorch xfail or not",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     sys.path.insert(0, str(REPO))
@@ -620,6 +623,15 @@ def main(argv: list[str] | None = None) -> int:
     from sdk.cache import Cache
 
     runnable = [(i, c) for i, c in enumerate(cases) if not (c.collect_error or c.et_xfail)]
+    if args.case:
+        named = {c.name: (i, c) for i, c in enumerate(cases)}
+        unknown = [n for n in args.case if n not in named]
+        if unknown:
+            parser.error(f"no such case: {', '.join(unknown)}")
+        runnable = [named[n] for n in args.case]
+    if args.sample is not None:
+        drawn = random.Random(args.seed).sample(runnable, min(args.sample, len(runnable)))
+        runnable = sorted(drawn, key=lambda pair: pair[0])
     if args.shard:
         k, n = args.shard
         runnable = runnable[k - 1 :: n]
@@ -633,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
         runnable = runnable[: args.limit]
     cache = Cache(args.cache_dir)
     for i, case in runnable:
-        outcome = run_case(i, case, args.workdir.resolve(), cache)
+        outcome = run_case(i, case, args.workdir.resolve(), cache, args.seed)
         outcomes.append(outcome)
         print(f"{outcome.outcome:9s} {outcome.seconds:6.1f}s {case.name} {case.quant} "
               f"{case.weights} {outcome.detail}", flush=True)  # fmt: skip

@@ -39,7 +39,7 @@ class Thresholds:
     """What a data-set validation must meet (the host decides)."""
 
     max_accuracy_drop: float = 2.0  # top-1 points below the fp32 model's, with labels
-    rtol: float = 0.0  # device vs host reference, as the single-input check (`--rtol`)
+    rtol: float = 0.0  # device vs host reference, as the single-input check (`--host-rtol`)
 
     def to_json(self) -> dict:
         return {"max_accuracy_drop": self.max_accuracy_drop, "rtol": self.rtol}

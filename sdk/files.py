@@ -1,7 +1,9 @@
-"""Small file helpers shared by the generators."""
+"""Small file helpers: written only when changed, written whole or not at all, YAML read fast."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 
@@ -20,3 +22,17 @@ def read_yaml(text: str):
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A file is never left half-written (temporary file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -11,6 +11,7 @@ its SysTick cycles.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,31 +91,23 @@ class Profile:
         return path
 
     def write_etdump(self, path: Path) -> Path:
-        """The run as ExecuTorch's ETDump (size-prefixed flatbuffer, `executorch.devtools`'s own
-        schema and writer), with the events ExecuTorch's runtime logs: per kernel call an
+        """The run as ExecuTorch's ETDump (a size-prefixed flatbuffer of the wheel's own schema,
+        compiled by flatc), with the events ExecuTorch's runtime logs: per kernel call an
         OPERATOR_CALL (its instruction id) around a `native_call_<op>` event, per delegate call
         a DELEGATE_CALL; times in nanoseconds of the target's clock, the CPU's cost (the
-        virtual U55's host time left out). `Inspector(etdump_path=...)` reads it."""
-        import struct
-
-        from executorch.devtools.etdump.schema_flatcc import (
-            ETDumpFlatCC,
-            Event,
-            ProfileEvent,
-            RunData,
-        )
-        from executorch.devtools.etdump.serialize import serialize_to_etdump_flatcc
-
+        virtual U55's host time left out). `Inspector(etdump_path=...)` reads it. Written
+        without importing executorch.devtools (seconds of imports on every deploy)."""
         scale = 1e9 / self.tick_hz if self.tick_hz else 1.0
 
-        def event(name: str, cost: InstructionCost) -> Event:
+        def event(name: str, cost: InstructionCost) -> dict:
             start = round(cost.start * scale)
-            profile = ProfileEvent(
-                name=name, chain_index=0, instruction_id=cost.pc, delegate_debug_id_int=-1,
-                delegate_debug_id_str="", delegate_debug_metadata=None, start_time=start,
-                end_time=start + round(cost.ticks * scale),
-            )  # fmt: skip
-            return Event(profile_event=profile, allocation_event=None, debug_event=None)
+            return {
+                "profile_event": {
+                    "name": name, "chain_index": 0, "instruction_id": cost.pc,
+                    "delegate_debug_id_int": -1, "start_time": start,
+                    "end_time": start + round(cost.ticks * scale),
+                }
+            }  # fmt: skip
 
         events = []
         for cost in self.instructions:
@@ -123,15 +116,55 @@ class Profile:
             elif cost.kind == "cpu":
                 events.append(event("OPERATOR_CALL", cost))
                 events.append(event(f"native_call_{cost.what.split('::')[-1]}", cost))
-        dump = ETDumpFlatCC(
-            version=0,
-            run_data=[
-                RunData(name="forward", bundled_input_index=-1, allocators=[], events=events)
+        dump = {
+            "version": 0,
+            "run_data": [
+                {"name": "forward", "bundled_input_index": -1, "allocators": [], "events": events}
             ],
-        )
-        data = serialize_to_etdump_flatcc(dump)
+        }
+        data = flatc_binary(ETDUMP_SCHEMA, json.dumps(dump))
         path.write_bytes(struct.pack("<I", len(data)) + data)  # size-prefixed, as the runtime's
         return path
+
+
+# ExecuTorch's ETDump schema, as the wheel ships it (with the scalar type schema it includes).
+ETDUMP_SCHEMA = ("devtools", "etdump", "etdump_schema_flatcc.fbs")
+
+
+def flatc_binary(schema: tuple[str, ...], text: str) -> bytes:
+    """`text` (JSON) as a flatbuffer of the executorch wheel's `schema` (a path inside the
+    package), compiled by flatc; the package is found, not imported."""
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    from sdk.errors import InternalError
+
+    package = importlib.util.find_spec("executorch")
+    if package is None or not package.submodule_search_locations:
+        raise InternalError("executorch is not installed: its ETDump schema is needed")
+    fbs = Path(next(iter(package.submodule_search_locations))).joinpath(*schema)
+    with tempfile.TemporaryDirectory() as folder:
+        source, out = Path(folder) / "data.json", Path(folder) / "out"
+        source.write_text(text)
+        command = [
+            "flatc",
+            "--binary",
+            "-o",
+            str(out),
+            "-I",
+            str(fbs.parent),
+            str(fbs),
+            str(source),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise InternalError("flatc is not installed (scripts/bootstrap.sh does)") from None
+        written = list(out.glob("data.*"))  # named by the schema's file_extension
+        if done.returncode != 0 or len(written) != 1:
+            raise InternalError(f"flatc could not write {fbs.name}: {done.stderr.strip()}")
+        return written[0].read_bytes()
 
 
 WRAP = 1 << 32  # the firmware's tick fields are u32: differences are taken modulo this

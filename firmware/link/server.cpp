@@ -1024,6 +1024,7 @@ uint8_t* Server::npu_memory(uint64_t address, uint64_t length, bool write) const
       {config_.embedded_program.data, config_.embedded_program.size, false},
       {config_.memory.planned.data, config_.memory.planned.size, true},
       {config_.memory.scratch.data, config_.memory.scratch.size, true},
+      {config_.memory.npu_arena.data, config_.memory.npu_arena.size, true},
       {config_.input_stash.data, config_.input_stash.size, true},
   };
   for (const Window& w : windows) {

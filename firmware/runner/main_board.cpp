@@ -102,6 +102,9 @@ runner::RunnerMemory runner_memory() {
       {g_metadata, sizeof(g_metadata)},
       {writable_slot(SDK_PLANNED_SLOT_ADDR), SDK_PLANNED_SLOT_SIZE},
       {writable_slot(SDK_SCRATCH_SLOT_ADDR), SDK_SCRATCH_SLOT_SIZE},
+#ifdef SDK_NPU_ARENA_SLOT_ADDR
+      {writable_slot(SDK_NPU_ARENA_SLOT_ADDR), SDK_NPU_ARENA_SLOT_SIZE},
+#endif
   };
 }
 

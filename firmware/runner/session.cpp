@@ -30,12 +30,23 @@ rt::Error Session::load(rt::ConstBytes program_bytes) {
     return program.error();
   }
   program_ = program.get();
-  // The method keeps pointing at program_, so load it from the member, not the local.
-  rt::MethodMemory method_memory = {memory_.metadata, &memory_.planned, 1, memory_.scratch};
-  rt::Result<rt::Method> method = rt::Method::load(program_, nullptr, method_memory);
+  // The method keeps pointing at program_, so load it from the member, not the local. Its
+  // scratch is the NPU arena when every delegate's fits there (a backend's prepare refuses a
+  // scratch too small with OutOfMemory), else the scratch slot.
+  rt::MethodMemory method_memory = {memory_.metadata, &memory_.planned, 1, memory_.npu_arena};
+  rt::Result<rt::Method> method = rt::Error::OutOfMemory;
+  if (memory_.npu_arena.size > 0) {
+    method = rt::Method::load(program_, nullptr, method_memory);
+  }
+  if (!method.ok() && method.error() == rt::Error::OutOfMemory) {
+    rt::clear_error();
+    method_memory.scratch = memory_.scratch;
+    method = rt::Method::load(program_, nullptr, method_memory);
+  }
   if (!method.ok()) {
     return method.error();
   }
+  scratch_in_use_ = method_memory.scratch;
   method_ = method.get();
   method_.set_observer(observer_, observer_context_);
   init_ticks_ = platform_ticks() - start;
@@ -45,6 +56,7 @@ rt::Error Session::load(rt::ConstBytes program_bytes) {
 
 void Session::unload() {
   loaded_ = false;
+  scratch_in_use_ = {nullptr, 0};
   program_ = rt::Program();
   method_ = rt::Method();
   init_ticks_ = 0;

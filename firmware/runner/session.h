@@ -19,6 +19,9 @@ struct RunnerMemory {
   rt::Span metadata;
   rt::Span planned;
   rt::Span scratch;
+  // Faster memory for the scratch (the NPU's arena), taken when the method's delegates fit it
+  // (board.yaml slots.npu_arena); empty: always `scratch`.
+  rt::Span npu_arena = {nullptr, 0};
 };
 
 // What the host says about an input tensor (a link TENSOR header).
@@ -50,6 +53,8 @@ class Session {
   bool loaded() const { return loaded_; }
   uint64_t init_ticks() const { return init_ticks_; }
   rt::MemoryUse memory_use() const;
+  // The scratch the loaded method has: npu_arena or scratch.
+  rt::Span scratch_in_use() const { return scratch_in_use_; }
 
   size_t num_inputs() const { return loaded_ ? method_.num_inputs() : 0; }
   size_t num_outputs() const { return loaded_ ? method_.num_outputs() : 0; }
@@ -85,6 +90,7 @@ class Session {
   void* observer_context_ = nullptr;
   bool loaded_ = false;
   uint64_t init_ticks_ = 0;
+  rt::Span scratch_in_use_ = {nullptr, 0};
 };
 
 }  // namespace runner

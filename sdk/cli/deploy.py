@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sdk.accuracy import Tolerance
 from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.cli.quant_args import add_quant_arguments, quant_options
 from sdk.compare import DEFAULT_RTOL
@@ -23,9 +24,11 @@ def add_parser(subparsers) -> None:
         help="export, build, run on the target and check against the references, in one go",
         description="Export MODEL for the board's NPU, generate the kernel registrations, "
         "check it fits the board, build the firmware, run it on the target, and compare the "
-        "outputs with the host reference (identical) and with the fp32 and quantized PyTorch "
-        "models (SNR, cosine against the thresholds). The program and the firmware are cached: "
-        "a second deploy of an unchanged model only runs. Exit 4 when a comparison fails.",
+        "outputs with the host reference (identical) and with the quantized PyTorch model "
+        "(ExecuTorch's criterion: --atol/--rtol/--qtol), with the fp32 and quantized models' "
+        "SNR and cosine as figures (a floor missed is a warning). The program and the "
+        "firmware are cached: a second deploy of an unchanged model only runs. Exit 4 when "
+        "a comparison fails.",
     )
     p.add_argument(
         "model", nargs="+",
@@ -70,7 +73,22 @@ def add_parser(subparsers) -> None:
     p.add_argument("--fvp", type=Path, help="fvp: the FVP binary (default $SDK_FVP, else PATH)")
     add_farm_arguments(p)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is a hang")
-    p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help="float tolerance vs host")
+    p.add_argument(
+        "--host-rtol", type=float, default=DEFAULT_RTOL,
+        help=f"float outputs vs the host reference, relative to its largest value "
+        f"(default {DEFAULT_RTOL:g})",
+    )  # fmt: skip
+    verdict = Tolerance()
+    p.add_argument(
+        "--atol", type=float, default=verdict.atol,
+        help=f"the verdict (ExecuTorch's criterion): each output value within atol + qtol x step "
+        f"+ rtol x |ref| of the quantized model (default {verdict.atol:g})",
+    )  # fmt: skip
+    p.add_argument("--rtol", type=float, default=verdict.rtol, help=f"(default {verdict.rtol:g})")
+    p.add_argument(
+        "--qtol", type=float, default=verdict.qtol,
+        help=f"quantization steps of the output's scale (default {verdict.qtol:g})",
+    )  # fmt: skip
     p.add_argument(
         "-o", "--outdir", type=Path,
         help="folder for the run's logs, outputs.npz and deploy.json (default out/deploy/<model>)",
@@ -150,7 +168,7 @@ def _zoo(args: argparse.Namespace) -> int:
 def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: bool) -> None:
     import json
 
-    from sdk.deploy.report import write_atomically
+    from sdk.files import write_atomically
 
     if args.json is not None:
         text = json.dumps(data, indent=2) + "\n"
@@ -182,10 +200,13 @@ def _deploy(args: argparse.Namespace, steps):
         outdir=args.outdir,
         cache=Cache(enabled=not args.no_cache),
         steps=steps,
-        rtol=args.rtol,
+        host_rtol=args.host_rtol,
+        tolerance=Tolerance(atol=args.atol, rtol=args.rtol, qtol=args.qtol),
         npu_executor=args.npu_executor,
         quant_options=quant_options(args),
         dataset=args.dataset,
-        dataset_thresholds=Thresholds(max_accuracy_drop=args.max_accuracy_drop, rtol=args.rtol),
+        dataset_thresholds=Thresholds(
+            max_accuracy_drop=args.max_accuracy_drop, rtol=args.host_rtol
+        ),
         **farm_options(args),
     )

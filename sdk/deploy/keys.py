@@ -11,14 +11,18 @@ key is the whole list.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
+import json
 from importlib import metadata
 from pathlib import Path
 
 from sdk import __version__
-from sdk.cache import hash_files
+from sdk.cache import default_root, hash_files
+from sdk.errors import StorageError
 from sdk.export.model_loader import parse_model_spec
+from sdk.files import write_atomically
 from sdk.firmware.boards import Board
 from sdk.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
 from sdk.tools import version_line
@@ -99,6 +103,43 @@ def _function_imports(tree: ast.Module, function: str, module: str) -> set[str]:
     return found
 
 
+@functools.cache
+def _parsed(path: Path, stamp: tuple[int, int]) -> ast.Module:
+    """A source file's tree, parsed once per process and version (`stamp`: mtime, size)."""
+    return ast.parse(path.read_text())
+
+
+def _tree(path: Path) -> ast.Module:
+    status = path.stat()
+    return _parsed(path, (status.st_mtime_ns, status.st_size))
+
+
+# What each SDK source file imports, by the hash of its text: parsing every module on every
+# deploy costs a quarter second, reading them a few milliseconds. Kept beside the cache.
+IMPORTS_INDEX = "sdk-imports.json"
+
+
+@functools.cache
+def _imports_index() -> dict[str, list[str]]:
+    try:
+        data = json.loads((default_root() / IMPORTS_INDEX).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _module_imports(path: Path, name: str) -> list[str]:
+    """The modules `path` (module `name`) may load, from the index when its text is there."""
+    text = path.read_bytes()
+    key = f"{name}:{hashlib.sha256(text).hexdigest()}"
+    index = _imports_index()
+    if key not in index:
+        index[key] = sorted(_imported(ast.parse(text), name))
+        with contextlib.suppress(OSError, StorageError):  # an index is a speed-up, never a need
+            write_atomically(default_root() / IMPORTS_INDEX, json.dumps(index))
+    return index[key]
+
+
 def _module_closure(modules: set[str]) -> set[Path]:
     """The files of the SDK modules among `modules` and of everything they import (a function's
     imports too), with the packages each one's import runs."""
@@ -110,7 +151,7 @@ def _module_closure(modules: set[str]) -> set[Path]:
         files.add(path)
         if "." in name:
             todo.append(name.rpartition(".")[0])
-        todo += _imported(ast.parse(path.read_text()), name)
+        todo += _module_imports(path, name)
     return files
 
 
@@ -123,11 +164,9 @@ def sdk_code_hash(*writers: str, scripts: tuple[Path, ...] = ()) -> str:
         path = _module_file(module)
         if path is None:
             raise LookupError(f"{module}: no such module in {SDK_PACKAGE_DIR}")
-        files |= {path} | _module_closure(
-            _function_imports(ast.parse(path.read_text()), function, module)
-        )
+        files |= {path} | _module_closure(_function_imports(_tree(path), function, module))
     for script in scripts:
-        files |= _module_closure(_imported(ast.parse(script.read_text()), script.stem))
+        files |= _module_closure(_imported(_tree(script), script.stem))
     return hash_files(files, SDK_PACKAGE_DIR)
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.accuracy import REFERENCES, THRESHOLDS, measure, zero_reference_bound
+from sdk.accuracy import REFERENCES, Tolerance
 from sdk.cache import Cache, digest
-from sdk.compare import DEFAULT_RTOL, compare_each
+from sdk.compare import DEFAULT_RTOL
 from sdk.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.deploy.keys import (
     FIRMWARE_KIND,
@@ -34,8 +34,9 @@ from sdk.deploy.keys import (
     program_key_parts,
     reference_key_parts,
 )
-from sdk.deploy.report import REPORT_FILE, DeployReport, OutputCheck, timing_entries
-from sdk.errors import MismatchError, ModelLoadError, UsageError
+from sdk.deploy.report import REPORT_FILE, DeployReport, timing_entries
+from sdk.deploy.verdict import judge_outputs
+from sdk.errors import ModelLoadError, UsageError
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import output_tensors, parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
@@ -72,11 +73,6 @@ class Entry:
     path: Path
     key: str
     hit: bool
-
-
-# The failure line of a target whose outputs differ from the host reference (a wrong device
-# result, as opposed to a quantization-quality miss).
-HOST_MISMATCH = "the target differs from the host reference"
 
 
 def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str]:
@@ -254,7 +250,8 @@ def deploy(
     outdir: Path | None = None,
     cache: Cache | None = None,
     steps: Steps | None = None,
-    rtol: float = DEFAULT_RTOL,
+    host_rtol: float = DEFAULT_RTOL,
+    tolerance: Tolerance | None = None,
     npu_executor: str | None = None,
     quant_options: QuantOptions | None = None,
     dataset: Path | None = None,
@@ -262,8 +259,10 @@ def deploy(
     **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
-    SdkErrors before the step that needs them; a run whose outputs miss a reference returns a
-    report with `passed=False` and `failure` naming the worst output (the CLI exits 4).
+    SdkErrors before the step that needs them; a run whose outputs fail the verdict
+    (sdk.deploy.verdict: equal to the host reference within `host_rtol`, within `tolerance`
+    of the quantized model) returns a report with `passed=False` and `failure` naming the
+    output (the CLI exits 4).
 
     `npu_executor` is what runs the delegates on a target without an NPU (QEMU's virtual NPU,
     sdk.vnpu.executor.NPU_EXECUTORS; default `command-stream`); the host reference always runs
@@ -276,7 +275,7 @@ def deploy(
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
-    from sdk.firmware.memory import check_fits, elf_region_use, program_needs
+    from sdk.firmware.memory import arena_placement, check_fits, elf_region_use, program_needs
     from sdk.kernelgen import (
         load_kernel_specs,
         program_kernel_uses,
@@ -330,9 +329,11 @@ def deploy(
         step.note(", ".join(k.spec.op for k in kernels) or "no CPU kernels")
 
     with steps.step("memory", "memory check") as step:
-        sram = export_report["vela_estimate_total"].get("sram_used_kib_max")
-        needs = program_needs(program, spec, int(sram * 1024) if sram is not None else None)
+        needs = program_needs(program, spec)
         check_fits(needs, spec)
+        arena = arena_placement(program, spec)
+        if arena.delegate is not None:
+            step.note(f"NPU arena in {arena.memory} (slot {arena.slot}): {arena.why}")
 
     firmware_entry = None
     elf_use = []
@@ -396,9 +397,10 @@ def deploy(
         host_outputs = read_arrays(reference_entry.path / HOST_OUTPUTS_FILE)
 
     with steps.step("compare", "compare"):
-        checks, failure = _compare(
-            run.outputs, host_outputs, program_entry.path, quant_mode, rtol,
-            output_quant_scales(program),
+        references = {r: read_arrays(program_entry.path / REFERENCE_FILES[r]) for r in REFERENCES}
+        checks, failure, warnings = judge_outputs(
+            run.outputs, host_outputs, references, quant_mode.value, tolerance or Tolerance(),
+            host_rtol, output_quant_scales(program),
         )  # fmt: skip
 
     report = DeployReport(
@@ -415,6 +417,7 @@ def deploy(
         and all(c.ok for c in checks)
         and (dataset_section is None or dataset_section["passed"]),
         failure=failure or (dataset_section or {}).get("failure"),
+        warnings=warnings,
         steps=steps.records,
         cache={
             "root": str(cache.root),
@@ -434,6 +437,7 @@ def deploy(
         outputs=checks,
         timing=timing_entries(export_report, run.timing),
         memory=[u.to_json() for u in [*needs, *elf_use]],
+        npu_arena=arena.to_json() if arena.delegate is not None else None,
         arenas=None if run.memory is None else vars(run.memory),
         files={
             "program": str(program.path),
@@ -445,60 +449,6 @@ def deploy(
     )
     report.write(outdir / REPORT_FILE)
     return report
-
-
-def _compare(
-    outputs: list[np.ndarray], host: list[np.ndarray], entry: Path, quant: QuantMode, rtol: float,
-    scales: list[float | None] | None = None,
-) -> tuple[list[OutputCheck], str | None]:  # fmt: skip
-    """Per output: the target against the host reference (identical / within rtol), and
-    against both PyTorch models (SNR, cosine against the thresholds; a model output that is
-    all zeros: max error against an absolute bound, sdk.accuracy.zero_reference_bound, with
-    `scales` each output's quantization step). The failure names the worst output."""
-    try:
-        vs_host = compare_each(outputs, host, rtol)
-        bad = [c.describe() for c in vs_host if not c.ok]
-    except MismatchError as exc:  # count, dtype or shape: nothing to compare output by output
-        vs_host, bad = None, [exc.message]
-    host_failure = f"{HOST_MISMATCH}: {'; '.join(bad)}" if bad else None
-    references = {ref: read_arrays(entry / REFERENCE_FILES[ref]) for ref in REFERENCES}
-    checks = []
-    worst: tuple[float, str] | None = None
-    for i, output in enumerate(outputs):
-        check = OutputCheck(
-            index=i,
-            dtype=str(output.dtype),
-            shape=list(output.shape),
-            vs_host=None if vs_host is None else vs_host[i],
-        )
-        for ref in REFERENCES:
-            expected = references[ref][i] if i < len(references[ref]) else None
-            threshold = THRESHOLDS[quant.value][ref]
-            if expected is None or expected.size != output.size:
-                check.add(ref, None, threshold, f"the {ref} model gives no matching output {i}")
-                worst = (-float("inf"), f"output {i}: no {ref} reference output to compare")
-                continue
-            quantized = references["quantized"]
-            bound = zero_reference_bound(
-                expected,
-                quantized[i] if i < len(quantized) and ref != "quantized" else None,
-                scales[i] if scales is not None and i < len(scales) else None,
-            )
-            accuracy = measure(output, expected.reshape(output.shape), bound)
-            check.add(ref, accuracy, threshold)
-            if not accuracy.meets(threshold):
-                margin = (accuracy.snr_db or 0.0) - threshold.min_snr_db
-                floor = (
-                    "the model's output is all zeros"
-                    if accuracy.zero_reference_bound is not None
-                    else f"floor: SNR {threshold.min_snr_db} dB, cosine {threshold.min_cosine}"
-                )
-                line = f"output {i} vs the {ref} model: {accuracy.describe()} ({floor})"
-                if worst is None or margin < worst[0]:
-                    worst = (margin, line)
-        checks.append(check)
-    failure = host_failure or (worst[1] if worst else None)
-    return checks, failure
 
 
 def _placement(

@@ -22,6 +22,14 @@ def _snr(data: dict | None) -> str:
     return f"{text}, cos {data['cosine']:.5f}, max {data['max_abs']:.3g}"
 
 
+def _criterion(data: dict) -> str:
+    """The verdict's figure: values outside atol + qtol x step (+ rtol x |ref|), the worst error."""
+    if "outside" not in data:
+        return data.get("problem", "—")
+    where = "all" if not data["outside"] else f"{data['outside']} of {data['values']} outside"
+    return f"{where}, max {data['max_abs']:.3g} (bound {data['allowed']:.3g})"
+
+
 def _op(name: str) -> str:
     """aten.bmm.default / aten::bmm.out -> bmm: what a reader recognises."""
     return name.replace("::", ".").split(".")[1] if "." in name.replace("::", ".") else name
@@ -80,7 +88,8 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         console.print(f"NPU: {NpuRun(**data['npu_run']).describe()}")
 
     accuracy = Table(title="how close (target vs references)", title_justify="left")
-    for column in ("output", "host reference", "quantized model", "fp32 model", "ok"):
+    for column in ("output", "host reference", "within tolerance", "quantized model", "fp32 model",
+                   "ok"):  # fmt: skip
         accuracy.add_column(column)
     for o in data["outputs"]:
         host = o["host_reference"]
@@ -88,10 +97,12 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
             "bit-identical" if host["identical"] else f"max {host['max_abs_diff']:.3g}"
         )  # fmt: skip
         accuracy.add_row(
-            f"{o['index']}: {o['dtype']} {o['shape']}", host_text, _snr(o.get("quantized")),
-            _snr(o.get("fp32")), "yes" if o["ok"] else "NO",
+            f"{o['index']}: {o['dtype']} {o['shape']}", host_text, _criterion(o["criterion"]),
+            _snr(o.get("quantized")), _snr(o.get("fp32")), "yes" if o["ok"] else "NO",
         )  # fmt: skip
     console.print(accuracy)
+    for warning in data.get("warnings", []):
+        console.print(f"warning: below the SNR floor: {warning}", style="yellow")
 
     timing = Table(title="how long", title_justify="left")
     for column in ("what", "figure", "source"):

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdk.accuracy import Accuracy, Threshold
+from sdk.accuracy import Accuracy, Closeness, Threshold
 from sdk.compare import OutputComparison
+from sdk.files import write_atomically
 from sdk.progress import FAILED, SKIPPED, StepRecord
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
 
@@ -30,26 +29,32 @@ NPU_PMU = "NPU PMU cycles (measured on the board)"
 
 @dataclass
 class OutputCheck:
+    """One output's verdict (equal to the host reference, and within the Tolerance of the
+    quantized model: sdk.deploy.verdict) and its figures against both PyTorch models."""
+
     index: int
     dtype: str
     shape: list[int]
     vs_host: OutputComparison | None  # None: the outputs did not match the host reference
+    criterion: Closeness | None = None  # vs the quantized model; None: nothing to compare
+    problem: str = ""  # why there is no criterion
     references: dict[str, dict] = field(default_factory=dict)
 
     def add(
         self, ref: str, accuracy: Accuracy | None, threshold: Threshold, problem: str = ""
     ) -> None:
+        """The figures against `ref` and whether its floor is met (a warning, not the verdict)."""
         self.references[ref] = {
             **(accuracy.to_json() if accuracy else {}),
             "threshold": threshold.to_json(),
-            "ok": accuracy is not None and accuracy.meets(threshold),
+            "floor_met": accuracy is not None and accuracy.meets(threshold),
             **({"problem": problem} if problem else {}),
         }
 
     @property
     def ok(self) -> bool:
         host_ok = self.vs_host is not None and self.vs_host.ok
-        return host_ok and all(r["ok"] for r in self.references.values())
+        return host_ok and self.criterion is not None and self.criterion.ok
 
     def to_json(self) -> dict:
         host = None
@@ -60,11 +65,16 @@ class OutputCheck:
                 "tolerance": self.vs_host.tolerance,
                 "ok": self.vs_host.ok,
             }
+        criterion = (
+            {"ok": False, "problem": self.problem} if self.criterion is None
+            else self.criterion.to_json()
+        )  # fmt: skip
         return {
             "index": self.index,
             "dtype": self.dtype,
             "shape": self.shape,
             "host_reference": host,
+            "criterion": criterion,
             **self.references,
             "ok": self.ok,
         }
@@ -139,6 +149,8 @@ class DeployReport:
     dataset: dict | None = None  # sdk.dataset.evaluate(): the --dataset figures
     profile: dict | None = None  # sdk.profile.Profile.to_json(): where the run's time went
     board_use: dict | None = None  # a board's place and firmware (kept / flashed), if a board
+    warnings: list[str] = field(default_factory=list)  # floors missed: figures, not the verdict
+    npu_arena: dict | None = None  # sdk.firmware.memory.ArenaPlacement: where the NPU's arena is
 
     def to_json(self) -> dict:
         return _finite(
@@ -152,13 +164,18 @@ class DeployReport:
                 "quantization": self.quantization,
                 "passed": self.passed,
                 "failure": self.failure,
+                "warnings": self.warnings,
                 "steps": [s.to_json() for s in self.steps],
                 "cache": self.cache,
                 "placement": self.placement,
                 "npu_run": self.npu_run,
                 "outputs": [o.to_json() for o in self.outputs],
                 "timing": self.timing,
-                "memory": {"regions": self.memory, "arenas_after_load": self.arenas},
+                "memory": {
+                    "regions": self.memory,
+                    "arenas_after_load": self.arenas,
+                    "npu_arena": self.npu_arena,
+                },
                 "files": self.files,
                 "dataset": self.dataset,
                 "profile": self.profile,
@@ -169,15 +186,14 @@ class DeployReport:
         write_atomically(path, json.dumps(self.to_json(), indent=2) + "\n")
 
     def junit(self) -> str:
-        """One test case per step and per output check (against each reference)."""
+        """One test case per step and per output check (the host reference, the criterion)."""
         cases = []
         for output in self.outputs:
-            checks = {"host_reference": output.to_json()["host_reference"], **output.references}
-            for ref, data in checks.items():
-                ok = data is not None and data.get("ok")
-                cases.append(
-                    (f"output {output.index} vs {ref}", None if ok else json.dumps(_finite(data)))
-                )
+            data = output.to_json()
+            for name in ("host_reference", "criterion"):
+                ok = data[name] is not None and data[name].get("ok")
+                problem = None if ok else json.dumps(_finite(data[name]))
+                cases.append((f"output {output.index} vs {name.replace('_', ' ')}", problem))
         if self.dataset is not None:
             cases.append(("data set", None if self.dataset["passed"] else self.dataset["failure"]))
         props = {"board": self.board, "target": self.target, "npu": self.npu, "quant": self.quant}
@@ -234,17 +250,3 @@ def error_report(model: str, board: str, steps: list[StepRecord], message: str) 
         "failure": message,
         "steps": [s.to_json() for s in steps],
     }
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """A report is never left half-written (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdk.deploy.report import REPORT_FILE, write_atomically
+from sdk.deploy.report import REPORT_FILE
 from sdk.errors import MismatchError, SdkError, UsageError
+from sdk.files import write_atomically
 
 ZOO_REPORT_FILE = "zoo.json"
 ZOO_JUNIT_FILE = "zoo.junit.xml"

@@ -44,6 +44,7 @@ from sdk.export.vela_summary import read_vela_summary
 from sdk.npz import write_arrays
 from sdk.program.audit import audit_program, npu_output_overlaps
 from sdk.program.pte import load_program
+from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
 
 PROGRAM_FILE = "model.pte"
 REPORT_FILE = "report.json"
@@ -282,9 +283,11 @@ def _lowered_modules(edge) -> list:
 
 
 def _partition_tag(lowered) -> str | None:
+    """The partition a lowered module was made from: its operators' tag. Not a placeholder's:
+    an input that another delegate's output feeds carries that delegate's tag in its meta."""
     for node in lowered.original_module.graph.nodes:
         tag = node.meta.get("delegation_tag")
-        if tag:
+        if tag and node.op == "call_function":
             return tag
     return None
 
@@ -453,6 +456,9 @@ def _lower_once(
         program = load_program(stage / PROGRAM_FILE)
         audit = audit_program(program)
         payload_to_index = {d.sha256: d.index for d in audit.delegates}
+        call_args = {
+            c.delegate_index: [int(a) for a in c.args] for _, c in program.delegate_calls()
+        }
         (stage / TOSA_DIR).mkdir()
         delegates = []
         for module in lowered:
@@ -471,6 +477,10 @@ def _lower_once(
                 )
             tosa_rel = Path(TOSA_DIR) / f"delegate_{index}.tosa"
             shutil.copyfile(tosa_files[0], stage / tosa_rel)
+            graph = read_tosa_io((stage / tosa_rel).read_bytes())
+            mismatch = tosa_call_mismatch(program, call_args[index], graph)
+            if mismatch:  # the host reference would run another partition's graph
+                raise ExportError(f"internal: delegate {index} (partition {tag}): {mismatch}")
             delegates.append(
                 {
                     "index": index,

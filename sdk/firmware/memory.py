@@ -26,7 +26,6 @@ from sdk.program.pte import LoadedProgram
 
 SOURCE_ELF = "ELF"
 SOURCE_PROGRAM = "program"
-SOURCE_VELA = "Vela estimate"
 SOURCE_SCRATCH = "NPU scratch (payload)"
 
 
@@ -128,18 +127,48 @@ def planned_bytes_needed(program: LoadedProgram) -> int:
     )
 
 
-def program_needs(
-    program: LoadedProgram, board: Board, vela_sram_bytes: int | None = None
-) -> list[RegionUse]:
+@dataclass(frozen=True)
+class ArenaPlacement:
+    """Where the firmware keeps the NPU's arena (the method's scratch) for a program: the
+    board's npu_arena slot when the largest delegate scratch fits it, else the scratch slot
+    (firmware/runner/session.cpp follows the same rule)."""
+
+    slot: str  # "npu_arena" | "scratch"
+    memory: str  # the board memory region holding that slot
+    bytes: int  # the largest delegate's scratch
+    delegate: int | None
+    why: str
+
+    def to_json(self) -> dict:
+        return {"slot": self.slot, "memory": self.memory, "bytes": self.bytes, "why": self.why}
+
+
+def arena_placement(program: LoadedProgram, board: Board) -> ArenaPlacement:
+    scratch = [(d.vela.scratch_size, d.index) for d in read_delegates(program) if d.vela]
+    largest, index = max(scratch, default=(0, None))
+    fast = board.slots.get("npu_arena")
+    if fast is not None and largest <= fast.size:
+        slot, why = "npu_arena", f"the arena ({largest:,} bytes) fits the {fast.size:,} there"
+    elif fast is not None:
+        slot = "scratch"
+        why = f"the arena ({largest:,} bytes) exceeds npu_arena's {fast.size:,}: spilled to DDR"
+    else:
+        slot, why = "scratch", "the board has no npu_arena slot"
+    region = _region_at(board, board.slots[slot].base)
+    return ArenaPlacement(slot, region.name if region else "?", largest, index, why)
+
+
+def program_needs(program: LoadedProgram, board: Board) -> list[RegionUse]:
     """What a program needs of the board's slots, known before any firmware is built.
 
     The program slot holds the SDKP blob (header + .pte), the planned slot the method's planned
-    buffers, the scratch slot the largest NPU delegate's scratch. `vela_sram_bytes` (Vela's
-    SRAM estimate, when the caller has one) is checked against memory.sram. The firmware's
+    buffers, the NPU arena (arena_placement) the largest NPU delegate's scratch. The firmware's
     metadata arena is a static array: it is in the ELF's figures, not here.
     """
     method = program.plan.name
-    uses = [
+    arena = arena_placement(program, board)
+    where = f"delegate {arena.delegate} of {method}" if arena.delegate is not None else ""
+    return [
         RegionUse(
             "slot:program",
             HEADER.size + len(program.data),
@@ -154,25 +183,14 @@ def program_needs(
             SOURCE_PROGRAM,
             f"planned buffers of {method}, each {PLANNED_ALIGNMENT}-byte aligned",
         ),
-    ]
-    scratch = [(d.vela.scratch_size, d.index) for d in read_delegates(program) if d.vela]
-    largest, index = max(scratch, default=(0, None))
-    uses.append(
         RegionUse(
-            "slot:scratch",
-            largest,
-            board.slots["scratch"].size,
+            f"slot:{arena.slot}",
+            arena.bytes,
+            board.slots[arena.slot].size,
             SOURCE_SCRATCH,
-            f"delegate {index} of {method}" if index is not None else "no NPU delegate",
-        )
-    )
-    if vela_sram_bytes is not None:
-        uses.append(
-            RegionUse(
-                "sram", vela_sram_bytes, board.memory["sram"].size, SOURCE_VELA, "Vela's SRAM use"
-            )
-        )
-    return uses
+            f"{where} ({arena.memory})" if where else "no NPU delegate",
+        ),
+    ]
 
 
 def check_fits(uses: list[RegionUse], board: Board) -> None:

@@ -93,8 +93,10 @@ class LinkLog:
             self._file = None
 
 
-def open_port(url: str, baud: int = DEFAULT_BAUD) -> Port:
-    """A pyserial port for `url` (/dev/ttyACM0, socket://, rfc2217://, hwgrep://...)."""
+def open_port(url: str, baud: int = DEFAULT_BAUD, emulator: bool = False) -> Port:
+    """A pyserial port for `url` (/dev/ttyACM0, socket://, rfc2217://, hwgrep://...).
+    `emulator`: a socket:// an emulator serves this host alone, closed without the 0.3 s
+    pyserial's socket waits for a server to take a reconnect (an emulator stops instead)."""
     import serial
 
     if url.startswith("rfc2217://") and "ign_set_control" not in url:
@@ -103,9 +105,29 @@ def open_port(url: str, baud: int = DEFAULT_BAUD) -> Port:
     # pyserial's rfc2217:// has no write timeout (NotImplementedError)
     writes = {} if url.startswith("rfc2217://") else {"write_timeout": 10}
     try:
+        if emulator and url.startswith("socket://"):
+            return _emulator_port_class()(url, baudrate=baud, timeout=0.05, **writes)
         return serial.serial_for_url(url, baudrate=baud, timeout=0.05, **writes)
     except (serial.SerialException, ValueError, OSError) as exc:
         raise TargetError(f"cannot open serial port {url}: {exc}") from None
+
+
+def _emulator_port_class() -> type:
+    """pyserial's socket:// port, closed at once (made on first use: pyserial loads late)."""
+    import socket
+
+    from serial.urlhandler.protocol_socket import Serial as SocketPort
+
+    class EmulatorPort(SocketPort):
+        def close(self) -> None:
+            if self._socket is not None:
+                with contextlib.suppress(OSError):
+                    self._socket.shutdown(socket.SHUT_RDWR)
+                self._socket.close()
+                self._socket = None
+            self.is_open = False
+
+    return EmulatorPort
 
 
 class LinkSession:

@@ -100,3 +100,23 @@ def find_tosa(program: LoadedProgram, tosa_dir: Path | None = None) -> dict[int,
                 "it to OUTDIR/tosa/ beside model.pte"
             )
     return found
+
+
+def tosa_call_mismatch(program: LoadedProgram, call_args: list[int], graph: TosaGraphInfo) -> str:
+    """Why `graph` cannot be the graph of a delegate call passing `call_args` (inputs then
+    outputs): their count, or a tensor's element count; "" when it can. Dtypes are the
+    boundary audit's to judge (against the NPU's own record)."""
+    tosa = [*graph.inputs, *graph.outputs]
+    if len(call_args) != len(tosa):
+        return (
+            f"the call passes {len(call_args)} values, its TOSA has {len(graph.inputs)} inputs "
+            f"and {len(graph.outputs)} outputs"
+        )
+    for value, tensor in zip(call_args, tosa):
+        info = program.tensor(value)
+        if int(np.prod(info.shape, dtype=np.int64)) != int(np.prod(tensor.shape)):
+            return (
+                f"TOSA tensor {tensor.name} is {list(tensor.shape)}, the program's value "
+                f"{value} {list(info.shape)}"
+            )
+    return ""

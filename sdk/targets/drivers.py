@@ -42,6 +42,12 @@ class Console:
     reset: Callable[[], None] | None = None
     place: str | None = None  # the farm's name for the board (labgrid), if it has one
 
+    @property
+    def emulated(self) -> bool:
+        """An emulator's UART (it copies the output to console_log): a socket the emulator
+        serves to this host alone, closed with the emulator."""
+        return self.console_log is not None
+
 
 class PowerDriver(Protocol):
     """Brings the board up running an image, and down again, around a `with` block."""

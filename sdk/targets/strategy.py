@@ -203,7 +203,7 @@ class LinkStrategy:
 
     def _session(self, console: Console, log: Path, options: RunOptions) -> LinkSession:
         try:
-            port = open_port(console.url, console.baud or DEFAULT_BAUD)
+            port = open_port(console.url, console.baud or DEFAULT_BAUD, console.emulated)
         except TargetError as exc:
             raise console.explain(exc) from None
         return LinkSession(

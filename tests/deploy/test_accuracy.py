@@ -1,4 +1,5 @@
-"""The accuracy figures of the deploy report: SNR, cosine, max error, and the thresholds."""
+"""The accuracy figures of the deploy report (SNR, cosine, max error, the floors) and its
+verdict (ExecuTorch's criterion, `closeness` under a Tolerance)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from sdk.accuracy import (
     THRESHOLDS,
     ZERO_REFERENCE_STEPS,
     Threshold,
+    Tolerance,
+    closeness,
     measure,
     zero_reference_bound,
 )
@@ -112,3 +115,52 @@ def test_thresholds_cover_every_mode_and_reference():
     assert set(THRESHOLDS) == {m.value for m in QuantMode}
     for per_ref in THRESHOLDS.values():
         assert set(per_ref) == set(REFERENCES)
+
+
+# --- the verdict: ExecuTorch's criterion (Tolerance) ---
+
+
+def test_closeness_is_allclose_with_qtol_steps_added_to_atol():
+    tol = Tolerance(atol=1e-3, rtol=1e-3, qtol=1)
+    ref = np.array([0.0, 1.0, -2.0, 0.5])
+    scale = 0.01
+    bound = tol.atol + tol.qtol * scale + tol.rtol * np.abs(ref)
+    inside = ref + bound * np.array([1, -1, 1, -1]) * 0.999
+    assert closeness(inside, ref, tol, scale).ok
+    outside = inside.copy()
+    outside[2] = ref[2] - bound[2] * 1.001  # one value one hair past its bound
+    got = closeness(outside, ref, tol, scale)
+    assert not got.ok and got.outside == 1 and got.total == 4
+    assert got.max_abs == pytest.approx(bound[2] * 1.001)
+    assert got.allowed == pytest.approx(tol.atol + scale)
+    # Without a scale only atol + rtol hold it: one step off fails.
+    assert not closeness(ref + scale, ref, tol, None).ok
+
+
+def test_closeness_treats_non_finite_values_as_allclose_with_equal_nan():
+    tol = Tolerance()
+    ref = np.array([np.nan, np.inf, 1.0])
+    assert closeness(ref.copy(), ref, tol, 0.1).ok  # NaN == NaN, inf == inf
+    for bad in (np.array([0.0, np.inf, 1.0]), np.array([np.nan, -np.inf, 1.0])):
+        got = closeness(bad, ref, tol, 0.1)
+        assert not got.ok and got.max_abs == math.inf
+
+
+def test_the_tolerance_defaults_are_executorchs_u55_int_pipeline():
+    """EthosU55PipelineINT's own defaults (executorch/backends/arm/test/tester/test_pipeline)."""
+    import inspect
+
+    from executorch.backends.arm.test.tester.test_pipeline import EthosU55PipelineINT
+
+    params = inspect.signature(EthosU55PipelineINT.__init__).parameters
+    tol = Tolerance()
+    assert (tol.atol, tol.rtol, tol.qtol) == tuple(
+        params[k].default for k in ("atol", "rtol", "qtol")
+    )
+
+
+def test_the_criterion_takes_the_first_outputs_scale_where_an_output_has_none():
+    from sdk.deploy.verdict import criterion_scales
+
+    assert criterion_scales([None, 0.5, 0.25]) == [0.5, 0.5, 0.25]
+    assert criterion_scales([None, None]) == [None, None]

@@ -52,3 +52,28 @@ def test_without_the_split_the_call_and_the_record_disagree(tmp_path):
     result = lower(quantized, tmp_path, cpu_ops=["aten.add.Tensor"], fix_boundaries=False)
     audit = audit_program(load_program(result.program_path))
     assert not audit.ok and "passes 3 values" in "; ".join(audit.problems)
+
+
+def test_a_delegate_fed_by_another_is_saved_with_its_own_tosa(tmp_path):
+    """The second of two chained delegates takes the first one's output as its input: its
+    lowered module's placeholder carries the first partition's tag, and the first one's TOSA
+    was saved for both (the host reference then refused a program ExecuTorch runs). Each
+    delegate's saved graph must be its own: the call's values, dtype for dtype."""
+    from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
+
+    model = Path(__file__).parent / "models" / "int_trunc_div.py"
+    loaded = load_model(str(model))
+    quantized = quantize(loaded, NpuConfig.U55_128, QuantMode.INT8)
+    result = lower(quantized, tmp_path)
+    program = load_program(result.program_path)
+    calls = {c.delegate_index: list(map(int, c.args)) for _, c in program.delegate_calls()}
+    assert len(calls) == 2 and len({p.read_bytes() for p in result.tosa_paths}) == 2
+    tags = [d["partition"] for d in result.report["delegates"]]
+    assert len(set(tags)) == 2, tags
+    for index, path in enumerate(result.tosa_paths):
+        assert tosa_call_mismatch(program, calls[index], read_tosa_io(path.read_bytes())) == ""
+    x = [t.numpy() for t in loaded.example_inputs]
+    (host,) = run_host(result.program_path, x)
+    expected = quantized.graph_module(*loaded.example_inputs)
+    expected = expected[0] if isinstance(expected, (tuple, list)) else expected
+    np.testing.assert_array_equal(host, expected.detach().numpy())

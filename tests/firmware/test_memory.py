@@ -18,6 +18,7 @@ from sdk.firmware.boards import SCHEMA_FILE, Board, load_board
 from sdk.firmware.memory import (
     PLANNED_ALIGNMENT,
     RegionUse,
+    arena_placement,
     check_fits,
     elf_region_use,
     planned_bytes_needed,
@@ -154,7 +155,7 @@ def test_a_missing_firmware_is_named(tmp_path, board):
 def test_program_needs_of_a_cpu_program(programs, board):
     program = load_program(programs["quant_mix"])
     needs = by_region(program_needs(program, board))
-    assert list(needs) == ["slot:program", "slot:planned", "slot:scratch"]
+    assert list(needs) == ["slot:program", "slot:planned", "slot:npu_arena"]
     planned = inspect_program(program)["memory"]["planned_bytes"]
     assert planned > 0
     assert planned <= needs["slot:planned"].used == planned_bytes_needed(program)
@@ -162,19 +163,44 @@ def test_program_needs_of_a_cpu_program(programs, board):
     assert needs["slot:planned"].detail.startswith("planned buffers of forward")
     assert needs["slot:program"].used > len(program.data)
     assert needs["slot:program"].size == board.slots["program"].size
-    assert needs["slot:scratch"].used == 0
+    assert needs["slot:npu_arena"].used == 0
     assert all(u.source == "program" for u in (needs["slot:program"], needs["slot:planned"]))
     check_fits(list(needs.values()), board)
 
 
-def test_program_needs_the_npu_scratch_of_its_delegate(programs, board):
+def test_the_npu_arena_is_in_sram_when_the_delegates_scratch_fits(programs, board):
+    """As ExecuTorch's and the ML evaluation kit's runners place it: the SSE-300 SRAM."""
     program = load_program(programs["delegate"])
     (delegate,) = read_delegates(program)
-    needs = by_region(program_needs(program, board, vela_sram_bytes=4096))
-    assert needs["slot:scratch"].used == delegate.vela.scratch_size
-    assert needs["slot:scratch"].source == "NPU scratch (payload)"
-    sram = needs["sram"]
-    assert (sram.used, sram.size, sram.source) == (4096, board.memory["sram"].size, "Vela estimate")
+    needs = by_region(program_needs(program, board))
+    arena = needs["slot:npu_arena"]
+    assert arena.used == delegate.vela.scratch_size > 0 and arena.source == "NPU scratch (payload)"
+    assert arena.size == board.slots["npu_arena"].size and "(sram)" in arena.detail
+    placed = arena_placement(program, board)
+    assert (placed.slot, placed.memory, placed.delegate) == ("npu_arena", "sram", 0)
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_an_arena_larger_than_the_sram_spills_to_the_ddr_scratch(programs, tmp_path, short):
+    """An npu_arena one slot alignment (16 bytes) short of the arena: the scratch slot in DDR
+    (as the runner does), not a refusal; one that holds it exactly: the SRAM."""
+    program = load_program(programs["delegate"])
+    (delegate,) = read_delegates(program)
+    need = delegate.vela.scratch_size
+    size = (need + 15) // 16 * 16 - (16 if short else 0)
+
+    def shrink(data):
+        data["slots"]["npu_arena"]["size"] = size
+
+    board = board_copy(tmp_path, shrink)
+    placed = arena_placement(program, board)
+    if not short:
+        assert placed.slot == "npu_arena"
+        return
+    assert (placed.slot, placed.memory) == ("scratch", "ddr") and "spilled to DDR" in placed.why
+    needs = by_region(program_needs(program, board))
+    assert needs["slot:scratch"].used == need and "(ddr)" in needs["slot:scratch"].detail
+    check_fits(list(needs.values()), board)
 
 
 def test_a_tiny_planned_slot_is_refused_naming_the_overflow(programs, tmp_path):
