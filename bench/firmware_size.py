@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sdk.environment.paths import BUILD_DIR
 from sdk.firmware.boards import load_board
 from sdk.firmware.build import build_firmware
-from sdk.paths import BUILD_DIR
 
 CORE_GOAL_TEXT = 16 * 1024
 _MAP_ENTRY = re.compile(

@@ -505,8 +505,8 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any, seed: int = SEED
 
 def tolerance_of(options: dict) -> Any:
     """The case's own tolerances (its pipeline's atol/rtol/qtol) as the deploy's verdict; the
-    rest are ExecuTorch's U55 INT defaults, which sdk.accuracy.Tolerance holds."""
-    from sdk.accuracy import Tolerance
+    rest are ExecuTorch's U55 INT defaults, which sdk.evaluation.accuracy.Tolerance holds."""
+    from sdk.evaluation.accuracy import Tolerance
 
     given = {k: float(options[k]) for k in ("atol", "rtol", "qtol") if k in options}
     return Tolerance(**given)

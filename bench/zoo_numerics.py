@@ -1,8 +1,9 @@
 """What the test zoo's programs lose, measured per quantization mode (the figures the README's
 "Numerics" tables quote; re-run this to re-measure them). Figures, not a test.
 
-For each zoo model (tests/export/models/) and mode: export, then `sdk.numerics.analyse` on
-the model's example inputs. Per output: SNR against fp32 of the quantized PyTorch model and
+For each zoo model (tests/export/models/) and mode: export, then
+`sdk.evaluation.numerics.analyse` on the model's example inputs. Per output: SNR against fp32
+of the quantized PyTorch model and
 of the host reference (the lowered program: TOSA reference model + ExecuTorch's runtime),
 and the host reference against the quantized model in steps of the output's quantization
 scale (max, mean, share of elements that differ); per NPU delegate output, the same against
@@ -39,10 +40,10 @@ def _db(value: float | None) -> str:
 
 
 def measure(name: str, quant: str, workdir: Path) -> dict:
+    from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
-    from sdk.numerics import analyse
 
     start = time.monotonic()
     loaded = load_model(ZOO[name])

@@ -1,6 +1,6 @@
 """Deploy PyTorch models to Arm Corstone-300 (Cortex-M55 + Ethos-U55) and prove they run there."""
 
-from sdk import lazy_exir
+from sdk.utils import lazy_exir
 
 __version__ = "0.1.0"
 

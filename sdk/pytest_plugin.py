@@ -125,9 +125,9 @@ class Dut:
 
     def run_dataset(self, program: Path | str | bytes, dataset: Path | str) -> Any:
         """Every sample of D.npz (`sdk deploy --dataset`'s format) on the loaded program, one
-        run each: a sdk.dataset.DatasetResult (the outputs per output, stacked; its
+        run each: a sdk.evaluation.dataset.DatasetResult (the outputs per output, stacked; its
         `evaluate` judges them against references)."""
-        from sdk.dataset import read_dataset, run_dataset
+        from sdk.evaluation.dataset import read_dataset, run_dataset
         from sdk.program.pte import load_program, numpy_dtype
 
         loaded = load_program(program if isinstance(program, bytes) else Path(program))

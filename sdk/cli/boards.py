@@ -83,7 +83,7 @@ def report(options: RunOptions | None = None) -> dict[str, Any]:
 def render_text(data: dict[str, Any]) -> str:
     from sdk.cli.columns import columns
     from sdk.targets.base import Availability
-    from sdk.units import human_bytes
+    from sdk.utils.units import human_bytes
 
     lines = []
     for board in data["boards"]:

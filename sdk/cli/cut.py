@@ -28,9 +28,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sdk.npz import read_arrays, write_arrays
     from sdk.program.pte import load_program
     from sdk.targets.host import host_runner
+    from sdk.utils.npz import read_arrays, write_arrays
 
     program = load_program(args.program)
     runner = host_runner(program, args.tosa_dir)

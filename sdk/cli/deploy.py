@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from sdk.accuracy import Tolerance
 from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.cli.quant_args import add_quant_arguments, quant_options
-from sdk.compare import DEFAULT_RTOL
+from sdk.evaluation.accuracy import Tolerance
+from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.link.session import DEFAULT_BAUD
 
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from sdk.deploy.report import error_report, junit_suite
     from sdk.errors import MismatchError, SdkError
     from sdk.export import CPU_ONLY
-    from sdk.progress import Steps
+    from sdk.utils.progress import Steps
 
     if len(args.model) > 1 or args.places:
         return _zoo(args)
@@ -168,7 +168,7 @@ def _zoo(args: argparse.Namespace) -> int:
 def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: bool) -> None:
     import json
 
-    from sdk.files import write_atomically
+    from sdk.utils.files import write_atomically
 
     if args.json is not None:
         text = json.dumps(data, indent=2) + "\n"
@@ -182,8 +182,8 @@ def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: b
 
 def _deploy(args: argparse.Namespace, steps):
     from sdk.cache import Cache
-    from sdk.dataset import Thresholds
     from sdk.deploy.pipeline import deploy
+    from sdk.evaluation.dataset import Thresholds
 
     return deploy(
         args.model,

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 from sdk.cli.boards import add_target_options, target_options
 
 if TYPE_CHECKING:
-    from sdk.doctor import Diagnosis
+    from sdk.environment.doctor import Diagnosis
 
 
 def add_parser(subparsers) -> None:
-    from sdk.doctor import SCHEMA
+    from sdk.environment.doctor import SCHEMA
     from sdk.firmware.boards import DEFAULT_BOARD
 
     p = subparsers.add_parser(
@@ -51,7 +51,7 @@ def render_text(diagnosis: Diagnosis) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sdk.doctor import diagnose
+    from sdk.environment.doctor import diagnose
     from sdk.errors import SdkError
 
     diagnosis = diagnose(args.board, target_options(args))

@@ -123,9 +123,9 @@ def write_example_bundle(program: Path) -> Path:
     """model.bpte beside the program: the example inputs the export wrote, and the host
     reference's outputs on them."""
     from sdk.export.pipeline import INPUTS_FILE
-    from sdk.npz import read_arrays
     from sdk.program.bundle import BundleCase, write_bundle
     from sdk.targets.host import run_host
+    from sdk.utils.npz import read_arrays
 
     inputs = read_arrays(program.parent / INPUTS_FILE)
     expected = run_host(program, inputs)
@@ -136,7 +136,7 @@ def _firmware_cannot_run(program: Path) -> str | None:
     """Why the firmware's kernels cannot run the program's CPU part, if they cannot: an operator
     the SDK or --cpu-op left on the CPU may have no kernel (kernels/kernels.yaml)."""
     from sdk.errors import KernelMissingError
-    from sdk.kernelgen import load_kernel_specs, program_kernel_uses, select_kernels
+    from sdk.firmware.kernelgen import load_kernel_specs, program_kernel_uses, select_kernels
     from sdk.program.pte import load_program
 
     try:

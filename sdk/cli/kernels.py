@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sdk.kernelgen import (
+    from sdk.firmware.kernelgen import (
         load_kernel_specs,
         program_kernel_uses,
         select_kernels,

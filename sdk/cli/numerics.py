@@ -32,11 +32,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
-    from sdk.npz import read_arrays
-    from sdk.numerics import analyse
+    from sdk.utils.npz import read_arrays
 
     npu, quant = NpuConfig.parse(args.npu), QuantMode.parse(args.quant)
     options = quant_options(args)

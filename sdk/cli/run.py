@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
-from sdk.compare import DEFAULT_RTOL
+from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.link.session import DEFAULT_BAUD
 
 
@@ -92,11 +92,11 @@ def add_npu_executor_argument(p: argparse.ArgumentParser, where: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from sdk.errors import UsageError
     from sdk.firmware.boards import load_board
-    from sdk.npz import read_arrays, write_arrays
     from sdk.program.bundle import BundleCase, read_bundle
     from sdk.program.pte import load_program
     from sdk.targets.base import RunOptions
     from sdk.targets.run import make_target
+    from sdk.utils.npz import read_arrays, write_arrays
 
     board = load_board(args.board)
     if args.iterations < 1:
@@ -164,8 +164,8 @@ def check_expected(outputs, expected, expect_path: Path | None, rtol: float) -> 
     Every target's outputs come through here."""
     if expected is None:
         return 0
-    from sdk.compare import compare_outputs
     from sdk.errors import MismatchError
+    from sdk.evaluation.compare import compare_outputs
 
     try:
         comparisons = compare_outputs(outputs, expected, rtol)

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from sdk import __version__
 from sdk.cache import default_root, hash_files
+from sdk.environment.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
+from sdk.environment.tools import version_line
 from sdk.errors import StorageError
 from sdk.export.model_loader import parse_model_spec
-from sdk.files import write_atomically
 from sdk.firmware.boards import Board
-from sdk.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
-from sdk.tools import version_line
+from sdk.utils.files import write_atomically
 
 # The kinds of cache entry a deploy writes (folders under the cache root).
 PROGRAM_KIND, FIRMWARE_KIND, REFERENCE_KIND = "program", "firmware", "reference"

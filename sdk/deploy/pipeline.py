@@ -22,10 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.accuracy import REFERENCES, Tolerance
 from sdk.cache import Cache, digest
-from sdk.compare import DEFAULT_RTOL
-from sdk.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.deploy.keys import (
     FIRMWARE_KIND,
     PROGRAM_KIND,
@@ -37,15 +34,16 @@ from sdk.deploy.keys import (
 from sdk.deploy.report import REPORT_FILE, DeployReport, timing_entries
 from sdk.deploy.verdict import judge_outputs
 from sdk.errors import ModelLoadError, UsageError
+from sdk.evaluation.accuracy import REFERENCES, Tolerance
+from sdk.evaluation.compare import DEFAULT_RTOL
+from sdk.evaluation.dataset import Thresholds, evaluate, read_dataset, run_dataset
+from sdk.evaluation.png import confusion_png
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import output_tensors, parse_model_spec
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
-from sdk.npz import read_arrays, write_arrays
-from sdk.png import confusion_png
 from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
-from sdk.progress import Steps
 from sdk.targets.base import RunOptions
 from sdk.targets.run import (
     AUTO_TARGETS,
@@ -54,6 +52,8 @@ from sdk.targets.run import (
     make_target,
     require_available,
 )
+from sdk.utils.npz import read_arrays, write_arrays
+from sdk.utils.progress import Steps
 from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
@@ -269,19 +269,19 @@ def deploy(
     the saved TOSA, so by default a deploy checks Vela's command stream against the TOSA
     graph it was compiled from.
 
-    `dataset` (sdk.dataset): also run every sample of D.npz on the loaded program and
+    `dataset` (sdk.evaluation.dataset): also run every sample of D.npz on the loaded program and
     report the data-set figures; the deploy then passes only when they meet
     `dataset_thresholds` too.
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
-    from sdk.firmware.memory import arena_placement, check_fits, elf_region_use, program_needs
-    from sdk.kernelgen import (
+    from sdk.firmware.kernelgen import (
         load_kernel_specs,
         program_kernel_uses,
         render_manifest,
         select_kernels,
     )
+    from sdk.firmware.memory import arena_placement, check_fits, elf_region_use, program_needs
 
     spec = board if isinstance(board, Board) else load_board(board)
     npu_config = NpuConfig.parse(spec.npu_config(npu))

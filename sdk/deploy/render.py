@@ -9,7 +9,7 @@ from sdk.deploy.keys import CACHE_KINDS
 from sdk.deploy.report import DeployReport
 from sdk.export import CPU_ONLY
 from sdk.targets.base import NpuRun
-from sdk.units import human_bytes
+from sdk.utils.units import human_bytes
 
 
 def _snr(data: dict | None) -> str:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdk.accuracy import Accuracy, Closeness, Threshold
-from sdk.compare import OutputComparison
-from sdk.files import write_atomically
-from sdk.progress import FAILED, SKIPPED, StepRecord
+from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
+from sdk.evaluation.compare import OutputComparison
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
+from sdk.utils.files import write_atomically
+from sdk.utils.progress import FAILED, SKIPPED, StepRecord
 
 REPORT_FILE = "deploy.json"  # in the deploy's output folder
 SCHEMA = "sdk.deploy.report/1"
@@ -146,8 +146,10 @@ class DeployReport:
     memory: list[dict]
     arenas: dict | None
     files: dict
-    dataset: dict | None = None  # sdk.dataset.evaluate(): the --dataset figures
-    profile: dict | None = None  # sdk.profile.Profile.to_json(): where the run's time went
+    dataset: dict | None = None  # sdk.evaluation.dataset.evaluate(): the --dataset figures
+    profile: dict | None = (
+        None  # sdk.evaluation.profile.Profile.to_json(): where the run's time went
+    )
     board_use: dict | None = None  # a board's place and firmware (kept / flashed), if a board
     warnings: list[str] = field(default_factory=list)  # floors missed: figures, not the verdict
     npu_arena: dict | None = None  # sdk.firmware.memory.ArenaPlacement: where the NPU's arena is

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdk.accuracy import REFERENCES, THRESHOLDS, Tolerance, closeness, measure, zero_reference_bound
-from sdk.compare import compare_each
 from sdk.deploy.report import OutputCheck
 from sdk.errors import MismatchError
+from sdk.evaluation.accuracy import (
+    REFERENCES,
+    THRESHOLDS,
+    Tolerance,
+    closeness,
+    measure,
+    zero_reference_bound,
+)
+from sdk.evaluation.compare import compare_each
 
 # The failure line of a target whose outputs differ from the host reference (a wrong device
 # result, as opposed to one outside the quantized model's tolerance).

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sdk.deploy.report import REPORT_FILE
 from sdk.errors import MismatchError, SdkError, UsageError
-from sdk.files import write_atomically
+from sdk.utils.files import write_atomically
 
 ZOO_REPORT_FILE = "zoo.json"
 ZOO_JUNIT_FILE = "zoo.junit.xml"

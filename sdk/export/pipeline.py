@@ -41,10 +41,10 @@ from sdk.export.quant_options import QuantOptions
 from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
-from sdk.npz import write_arrays
 from sdk.program.audit import audit_program, npu_output_overlaps
 from sdk.program.pte import load_program
 from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
+from sdk.utils.npz import write_arrays
 
 PROGRAM_FILE = "model.pte"
 REPORT_FILE = "report.json"
@@ -65,8 +65,8 @@ class QuantizedModel:
     graph_module: torch.fx.GraphModule  # run it for the quantized PyTorch reference
     exported: torch.export.ExportedProgram
     vela_args: list[str] = field(default_factory=list)
-    # The fp32 model as torch.export saw it (before quantization): its graph says which
-    # outputs are concatenations (sdk.numerics.concat_collapses), without exporting again.
+    # The fp32 model as torch.export saw it (before quantization): its graph says which outputs
+    # are concatenations (sdk.evaluation.numerics.concat_collapses), without exporting again.
     fp32_exported: torch.export.ExportedProgram | None = None
     options: QuantOptions = field(default_factory=QuantOptions)
     module_matches: list[dict] = field(default_factory=list)  # QuantOptions.apply's

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from executorch.backends.arm.constants import DQ_OPS, Q_OPS
 
+from sdk.evaluation.numerics import export_numerics
 from sdk.export.partitioner import BoundaryTensor, NpuPartitioner, target_name
 from sdk.export.vela_summary import ESTIMATE_LABEL
-from sdk.numerics import export_numerics
 from sdk.program.audit import AuditResult
 from sdk.program.pte import LoadedProgram
 

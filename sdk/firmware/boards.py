@@ -17,9 +17,9 @@ import jsonschema
 import yaml
 
 from sdk import __version__
+from sdk.environment.paths import BOARDS_DIR
 from sdk.errors import ConfigError, UsageError
-from sdk.files import read_yaml
-from sdk.paths import BOARDS_DIR
+from sdk.utils.files import read_yaml
 
 BOARD_FILE = "board.yaml"
 DEFAULT_BOARD = "corstone300"  # what --board means when not given

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sdk.environment.paths import BUILD_DIR, REPO_ROOT
 from sdk.errors import BuildError, UsageError
 from sdk.firmware.boards import check_exit_method, load_board
 from sdk.firmware.buildgen import TEST_HOOKS
-from sdk.paths import BUILD_DIR, REPO_ROOT
 
 BUILD_TIMEOUT_S = 1800
 

@@ -12,10 +12,10 @@ import re
 import subprocess
 from pathlib import Path
 
+from sdk.environment.paths import KERNELS_DIR, REPO_ROOT
 from sdk.errors import BuildError
-from sdk.files import write_if_changed
 from sdk.firmware.boards import Board
-from sdk.paths import KERNELS_DIR, REPO_ROOT
+from sdk.utils.files import write_if_changed
 
 # Test variants of the firmware: a hang, a CPU fault, a stack overflow at boot; the NPU platform
 # with one bug built in (npu_<fault>: firmware/ethosu/npu_fault.h).
@@ -74,7 +74,7 @@ def without_mve(cpu_flags: list[str]) -> list[str]:
 
 def write_contract_header(gen: Path) -> Path:
     """<gen>/contract.h from firmware/contract.yaml (rewritten only when it changes)."""
-    from sdk.contract import render_header
+    from sdk.link.contract import render_header
 
     path = gen / "contract.h"
     write_if_changed(path, render_header())
@@ -148,7 +148,7 @@ def write_kernel_registrations(pte: Path | None, outdir: Path) -> list[Path]:
     current = stamp.is_file() and stamp.read_text() == key
     if not (current and all((outdir / name).is_file() for name in REGISTRATION_FILES)):
         # Imported here: it loads ExecuTorch, which takes seconds.
-        from sdk.kernelgen import (
+        from sdk.firmware.kernelgen import (
             load_kernel_specs,
             program_kernel_uses,
             select_all_kernels,

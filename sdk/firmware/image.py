@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import zlib
 
-from sdk import contract
 from sdk.errors import ProgramError
+from sdk.link import contract
 
 _LINK = contract.data()["link"]
 PROGRAM_MAGIC = _LINK["program_blob_magic"]

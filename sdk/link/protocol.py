@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from cobs import cobs
 
-from sdk import contract
 from sdk.errors import FrameError, PayloadError
+from sdk.link import contract
 
 # The contract's facts (firmware/contract.yaml, shared with the firmware's generated contract.h).
 PROTOCOL_VERSION = contract.data()["link"]["protocol_version"]
@@ -94,7 +94,7 @@ class _Reader:
         self.data, self.pos, self.what = data, 0, what
 
     def fixed(self, name: str) -> dict:
-        """A contract payload layout's fields (sdk.contract), where the reader stands."""
+        """A contract payload layout's fields (sdk.link.contract), where the reader stands."""
         size = contract.struct_of(name).size
         if self.pos + size > len(self.data):
             raise PayloadError(f"{self.what}: {len(self.data)} bytes, too short")

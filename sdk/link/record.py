@@ -21,8 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-from sdk.dtypes import DTYPES, Dtype
 from sdk.errors import TargetError
+from sdk.utils.dtypes import DTYPES, Dtype
 
 DTYPE_CODES: dict[int, Dtype] = {int(code): d for code, d in DTYPES.items()}
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.dtypes import DTYPES
 from sdk.errors import ProgramError, UsageError
+from sdk.utils.dtypes import DTYPES
 
 METHOD = "forward"
 

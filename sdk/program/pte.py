@@ -36,8 +36,8 @@ from executorch.exir.schema import (
     TensorList,
 )
 
-from sdk.dtypes import DTYPES, Dtype  # noqa: F401 (Dtype: part of this module's API)
 from sdk.errors import ProgramError, UsageError
+from sdk.utils.dtypes import DTYPES, Dtype  # noqa: F401 (Dtype: part of this module's API)
 
 PTE_IDENTIFIER = b"ET12"
 EXTENDED_HEADER = struct.Struct("<4sIQQ")  # at 8: b"eh00", length, program size, segments at

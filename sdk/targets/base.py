@@ -152,7 +152,7 @@ class Running(Protocol):
         ...
 
     def profile(self, program: LoadedProgram) -> object | None:
-        """The last run's sdk.profile.Profile (None where nothing is timed)."""
+        """The last run's sdk.evaluation.profile.Profile (None where nothing is timed)."""
         ...
 
 

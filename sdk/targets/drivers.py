@@ -26,7 +26,7 @@ from sdk.targets.emulator import Preload
 from sdk.targets.resources import FlashMethods
 
 if TYPE_CHECKING:
-    from sdk.flash import FlashResult
+    from sdk.targets.flash import FlashResult
 
 
 @dataclass
@@ -131,7 +131,7 @@ class BoardFlash:
         return None
 
     def flash(self, elf: Path, method: str | None = None) -> FlashResult:
-        from sdk.flash import flash_firmware  # `sdk flash` only: not a run's import
+        from sdk.targets.flash import flash_firmware  # `sdk flash` only: not a run's import
 
         return flash_firmware(
             self.resource.methods, self.board_name, elf, method=method,

@@ -252,7 +252,7 @@ class HostStrategy:
 
     def availability(self, options: RunOptions | None = None) -> Availability:
         """Available when the reference's modules import (a broken wheel fails only there)."""
-        from sdk.pins import pins_for_modules, pip_install
+        from sdk.environment.pins import pins_for_modules, pip_install
 
         failed = []
         for module in self.resource.modules:

@@ -12,13 +12,13 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from sdk.environment.tools import version_line
 from sdk.errors import TargetError
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.drivers import Console
 from sdk.targets.emulator import LinkProcess, Preload, explain_exit, program_preloads
 from sdk.targets.resources import EmulatorBinary
-from sdk.tools import version_line
 
 TIMING_SOURCE = "QEMU instruction count (-icount)"
 # What installs the board's QEMU binary (Debian's package, as scripts/bootstrap.sh installs it).

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import FirmwareRefused, TargetError, UsageError
+from sdk.evaluation.profile import Profile, build_profile
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
 from sdk.link.session import DEFAULT_BAUD, LinkSession, Timeouts, open_port
-from sdk.profile import Profile, build_profile
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
 from sdk.targets.drivers import Console, FlashDriver, PowerDriver

@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 from sdk.cli.main import main
-from sdk.doctor import MISSING, OK, WRONG, apt_packages, debian_versions, package_check
+from sdk.environment.doctor import MISSING, OK, WRONG, apt_packages, debian_versions, package_check
+from sdk.environment.pins import pins_for_modules
 from sdk.firmware.boards import BOARDS_DIR, DEFAULT_BOARD, SCHEMA_FILE, load_board
-from sdk.pins import pins_for_modules
 from sdk.targets.base import RunOptions
 from sdk.targets.fvp import FVP_ENV
 from sdk.targets.run import available_targets, make_target
@@ -224,7 +224,11 @@ def test_doctor_json(capsys):
     code, out, err = run_cli(capsys, "doctor", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["schema"] == "sdk.doctor/1" and data["ok"] and data["default_target"] == "qemu"
+    assert (
+        data["schema"] == "sdk.environment.doctor/1"
+        and data["ok"]
+        and data["default_target"] == "qemu"
+    )
     by_what = {c["what"]: c for c in data["checks"]}
     assert by_what["target qemu"]["status"] == OK and by_what["target qemu"]["needed"]
     assert not by_what["target fvp (optional)"]["needed"]

@@ -12,7 +12,7 @@ import yaml
 from sdk.cli.main import main
 from sdk.errors import UsageError
 from sdk.firmware.boards import BOARDS_DIR, load_board
-from sdk.flash import FlashError, flash_firmware, images_txt, pyocd_command
+from sdk.targets.flash import FlashError, flash_firmware, images_txt, pyocd_command
 
 ELF = b"\x7fELF" + bytes(60)
 

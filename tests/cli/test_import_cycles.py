@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from sdk.paths import REPO_ROOT
+from sdk.environment.paths import REPO_ROOT
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:

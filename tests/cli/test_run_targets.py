@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sdk.cli.main import main
-from sdk.npz import read_arrays, write_arrays
+from sdk.utils.npz import read_arrays, write_arrays
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "link"))

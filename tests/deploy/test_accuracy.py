@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sdk.accuracy import (
+from sdk.evaluation.accuracy import (
     THRESHOLDS,
     ZERO_REFERENCE_STEPS,
     Threshold,
@@ -109,7 +109,7 @@ def test_the_bound_is_only_for_all_zero_references():
 
 
 def test_thresholds_cover_every_mode_and_reference():
-    from sdk.accuracy import REFERENCES
+    from sdk.evaluation.accuracy import REFERENCES
     from sdk.export.npu import QuantMode
 
     assert set(THRESHOLDS) == {m.value for m in QuantMode}

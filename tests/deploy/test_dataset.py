@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from sdk.cli.main import main
-from sdk.dataset import Dataset, DatasetResult, Thresholds, evaluate, read_dataset
+from sdk.evaluation.dataset import Dataset, DatasetResult, Thresholds, evaluate, read_dataset
 
 MODEL = Path(__file__).parent / "models" / "blob_classifier.py"
 
@@ -130,7 +130,7 @@ def test_the_verdict_fails_on_a_device_that_differs_a_lost_accuracy_or_an_interr
 
 
 def test_the_confusion_matrix_is_labels_by_predictions():
-    from sdk.dataset import confusion
+    from sdk.evaluation.dataset import confusion
 
     assert confusion(np.array([2, 2, 0]), np.array([1, 2, 0]), 3) == [
         [1, 0, 0],

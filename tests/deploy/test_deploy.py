@@ -15,9 +15,9 @@ import pytest
 
 from sdk.cache import PARTIAL_PREFIX, Cache
 from sdk.cli.main import main
-from sdk.npz import read_arrays, write_arrays
 from sdk.targets.base import VIRTUAL_NPU_TIMING
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
+from sdk.utils.npz import read_arrays, write_arrays
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "examples" / "shared_split.py"
@@ -301,9 +301,9 @@ def test_a_cached_host_reference_is_still_compared(first, tmp_path, capsys, monk
 def test_a_target_differing_from_the_host_reference_fails(first):
     """One value one unit off where the host reference says otherwise: a host mismatch, the
     first failure named, even though the quantized model would tolerate it."""
-    from sdk.accuracy import Tolerance
     from sdk.deploy.pipeline import REFERENCE_FILES
     from sdk.deploy.verdict import HOST_MISMATCH, judge_outputs
+    from sdk.evaluation.accuracy import Tolerance
 
     _, _, report = first
     entry = Path(report["files"]["program"]).parents[1]
@@ -326,10 +326,10 @@ def test_a_model_too_big_for_the_board_stops_before_building(first, tmp_path):
     import yaml
 
     from sdk.deploy.pipeline import deploy
+    from sdk.environment.paths import BOARDS_DIR
     from sdk.errors import ResourceError
     from sdk.firmware.boards import load_board
-    from sdk.paths import BOARDS_DIR
-    from sdk.progress import Steps
+    from sdk.utils.progress import Steps
 
     boards = tmp_path / "boards"
     shutil.copytree(BOARDS_DIR / "corstone300", boards / "corstone300")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from sdk.compare import DEFAULT_RTOL, OutputComparison, compare_each
+from sdk.evaluation.compare import DEFAULT_RTOL, OutputComparison, compare_each
 from sdk.program.pte import LoadedProgram, load_program, operator_name
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,8 +208,8 @@ def deployed(cache_root, tmp_path_factory) -> Callable[[str], ForcedRun]:
     for the program, QEMU, the host reference, the strict comparison), once per model."""
     from sdk.cache import Cache
     from sdk.deploy.pipeline import deploy
-    from sdk.npz import read_arrays
     from sdk.targets.host import run_host
+    from sdk.utils.npz import read_arrays
 
     runs: dict[str, ForcedRun] = {}
 
@@ -334,9 +334,9 @@ def test_each_forced_operator_runs_on_the_cpu(request, model):
 
 @pytest.mark.parametrize("model", list(FORCED))
 def test_qemu_equals_executorch_on_every_output(request, record_property, model):
-    """Integers bit for bit, floats within 1e-6 of the output's magnitude (sdk.compare). The
-    outputs are what the program gives: dequantized INT8 values for the float operators
-    (each quantized after it, on the CPU), Long indices for argmax."""
+    """Integers bit for bit, floats within 1e-6 of the output's magnitude
+    (sdk.evaluation.compare). The outputs are what the program gives: dequantized INT8 values
+    for the float operators (each quantized after it, on the CPU), Long indices for argmax."""
     run = forced_run(request, model)
     names = model_outputs(model)
     assert len(run.target) == len(run.reference) == len(names)

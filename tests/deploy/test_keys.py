@@ -123,10 +123,17 @@ def test_program_key_follows_the_sdk_code_the_export_imports(tmp_path, monkeypat
     real = program_key(folder)
     sdk = sdk_copy(tmp_path, monkeypatch)
     assert program_key(folder) == real  # the same code hashes alike wherever it is
-    touch(sdk / "numerics.py")  # the report's numerics, imported by the export's report
+    touch(
+        sdk / "evaluation" / "numerics.py"
+    )  # the report's numerics, imported by the export's report
     numerics = program_key(folder)
     assert numerics != real
-    for unrelated in ("cli/doctor.py", "flash.py", "deploy/render.py", "kernelgen.py"):
+    for unrelated in (
+        "cli/doctor.py",
+        "targets/flash.py",
+        "deploy/render.py",
+        "firmware/kernelgen.py",
+    ):
         touch(sdk / unrelated)  # what no program entry's writer imports
     assert program_key(folder) == numerics
     touch(sdk / "export" / "pipeline.py")
@@ -142,7 +149,9 @@ def test_reference_and_firmware_code_follow_their_writers_imports(tmp_path, monk
     touch(sdk / "vnpu" / "executor.py")  # runs the reference's delegates
     assert keys.sdk_code_hash(keys.REFERENCE_WRITER) != reference
     assert keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,)) == firmware
-    touch(sdk / "kernelgen.py")  # generates the kernel registrations the build compiles
+    touch(
+        sdk / "firmware" / "kernelgen.py"
+    )  # generates the kernel registrations the build compiles
     assert keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,)) != firmware
 
 

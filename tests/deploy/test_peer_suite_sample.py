@@ -61,7 +61,7 @@ def test_a_missed_fp32_floor_is_a_warning_of_a_passing_deploy(sample):
 
 
 def test_a_case_s_own_tolerances_are_the_verdict_s():
-    from sdk.accuracy import Tolerance
+    from sdk.evaluation.accuracy import Tolerance
 
     assert tolerance_of({}) == Tolerance()
     assert tolerance_of({"atol": 0.5, "qtol": 2}) == Tolerance(atol=0.5, qtol=2.0)

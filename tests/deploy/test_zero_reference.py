@@ -39,12 +39,12 @@ def test_an_all_zero_fp32_output_passes_within_its_bound(deployed):
 def test_a_wrong_output_against_the_all_zero_reference_fails(deployed):
     """A wrong answer the host reference agrees with (a broken kernel on both): the verdict
     fails it against the quantized model, and the all-zero fp32 reference's bound warns."""
-    from sdk.accuracy import Tolerance
-    from sdk.compare import DEFAULT_RTOL
     from sdk.deploy.pipeline import REFERENCE_FILES
     from sdk.deploy.verdict import judge_outputs
-    from sdk.npz import read_arrays
+    from sdk.evaluation.accuracy import Tolerance
+    from sdk.evaluation.compare import DEFAULT_RTOL
     from sdk.program.pte import load_program, output_quant_scales
+    from sdk.utils.npz import read_arrays
 
     _, report = deployed
     program = Path(report["files"]["program"])

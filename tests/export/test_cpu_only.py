@@ -12,9 +12,9 @@ import torch
 
 from sdk.cli.main import main
 from sdk.export import CPU_ONLY
-from sdk.npz import read_arrays, write_arrays
 from sdk.program.audit import audit_program
 from sdk.program.pte import load_program
+from sdk.utils.npz import read_arrays, write_arrays
 
 MODELS = Path(__file__).parent / "models"
 SQUEEZE = MODELS / "squeeze_only.py"

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdk.accuracy import THRESHOLDS
+from sdk.evaluation.accuracy import THRESHOLDS
 
 MODELS = Path(__file__).parent / "models"
 YOLO = f"{MODELS / 'yolo11_detector.py'}"
@@ -65,7 +65,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def numerics(export_case):
     """numerics(spec, quant) -> (ExportCase, NumericsReport) on the example inputs, once."""
-    from sdk.numerics import analyse
+    from sdk.evaluation.numerics import analyse
 
     done: dict[tuple[str, str], tuple] = {}
 
@@ -191,7 +191,7 @@ def test_yolo11_separate_outputs_lift_the_scores_above_the_floor(numerics):
 
 
 def test_yolo11_normalised_boxes_lift_the_scores_above_the_floor(numerics):
-    from sdk.accuracy import measure
+    from sdk.evaluation.accuracy import measure
     from sdk.targets.host import run_host
 
     case, report = numerics(NORMALISED, "int8")

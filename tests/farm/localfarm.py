@@ -2,7 +2,7 @@
 coordinator and exporter (from PyPI, run as their commands), and boards that are QEMU an547s.
 
 FakeMps3Board stands in for an MPS3 on a lab bench, hardware absent here, and models what the
-SDK relies on from one (notes: corstone300-and-qemu.md; sdk.flash):
+SDK relies on from one (notes: corstone300-and-qemu.md; sdk.targets.flash):
 - its console UART is a TCP port that stays put across power cycles (as ser2net keeps a USB
   serial port's port while the board is off): a listening socket this process holds and hands
   to each QEMU it starts; or (`uart="pty"`) a serial device, a pty pair standing in for the

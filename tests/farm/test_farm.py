@@ -195,7 +195,7 @@ def long_run_argv(farm, program: Path, tmp_path: Path, place: str) -> list:
     """`sdk run` of `program` on `place` for many iterations (seconds), logging to work/."""
     import numpy as np
 
-    from sdk.npz import write_arrays
+    from sdk.utils.npz import write_arrays
 
     inputs = tmp_path / "in.npz"
     write_arrays(inputs, [np.ones((4, 16), np.float32)] * 2)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sdk.environment.paths import BOARDS_DIR
 from sdk.errors import ConfigError, UsageError
 from sdk.firmware.boards import Region, available_boards, load_board
-from sdk.paths import BOARDS_DIR
 
 
 def linker_regions(script: Path) -> dict[str, Region]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sdk.environment.paths import KERNELS_DIR, REPO_ROOT
 from sdk.errors import BuildError, UsageError
 from sdk.firmware.build import build_command, build_firmware
-from sdk.paths import KERNELS_DIR, REPO_ROOT
 
 GENERATED_NAMES = (
     "program_generated.h",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sdk import contract
+from sdk.environment.paths import REPO_ROOT
+from sdk.link import contract
 from sdk.link import protocol as p
-from sdk.paths import REPO_ROOT
 
 
 def test_the_built_header_is_the_one_the_contract_renders(host_build: Path):
@@ -44,8 +44,8 @@ def test_neither_side_writes_a_contract_fact_by_hand():
     assert found == []
     python = (REPO_ROOT / "sdk" / "link" / "protocol.py").read_text()
     assert "class Kind" not in python and 'Struct("<HBBIII8i")' not in python
-    # Dtype codes: one table (sdk.dtypes.DTYPES, codes from the executorch wheel).
-    for module in ("link/record.py", "kernelgen.py"):
+    # Dtype codes: one table (sdk.utils.dtypes.DTYPES, codes from the executorch wheel).
+    for module in ("link/record.py", "firmware/kernelgen.py"):
         text = (REPO_ROOT / "sdk" / module).read_text()
         assert not re.search(r'"Float"\s*:\s*6|6\s*:\s*_code\("Float"', text), module
 
@@ -69,7 +69,7 @@ def test_message_payloads_are_the_contract_s_layouts_on_both_sides():
 def test_the_firmware_dtypes_are_the_executorch_wheel_s():
     from executorch.exir.schema import ScalarType
 
-    from sdk.dtypes import DTYPES
+    from sdk.utils.dtypes import DTYPES
 
     header = contract.render_header()
     for code, dtype in DTYPES.items():

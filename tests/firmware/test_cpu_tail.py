@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from sdk.cli.main import main
-from sdk.npz import read_arrays
 from sdk.targets.host import host_runner
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.targets.run import run_on_target
+from sdk.utils.npz import read_arrays
 
 CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from sdk.paths import REPO_ROOT
+from sdk.environment.paths import REPO_ROOT
 
 
 def test_size_bench_reports_core_and_whole_firmware(programs):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fwprograms import oracle, random_inputs
 
-from sdk.paths import FIRMWARE_DIR
+from sdk.environment.paths import FIRMWARE_DIR
 
 UNIT_TESTS = sorted(p.stem for p in FIRMWARE_DIR.glob("**/*_test.cpp"))
 FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm", "delegate")  # programs the fuzzers start from

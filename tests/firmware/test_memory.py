@@ -13,6 +13,8 @@ import yaml
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from sdk.environment.paths import BOARDS_DIR
+from sdk.environment.paths import REPO_ROOT as REPO
 from sdk.errors import ResourceError, UsageError
 from sdk.firmware.boards import SCHEMA_FILE, Board, load_board
 from sdk.firmware.memory import (
@@ -24,8 +26,6 @@ from sdk.firmware.memory import (
     planned_bytes_needed,
     program_needs,
 )
-from sdk.paths import BOARDS_DIR
-from sdk.paths import REPO_ROOT as REPO
 from sdk.program.audit import read_delegates
 from sdk.program.inspect import inspect_program
 from sdk.program.pte import load_program

@@ -18,7 +18,7 @@ from kprogram import EditedProgram
 
 from sdk.errors import TargetError
 from sdk.firmware.build import build_firmware
-from sdk.kernelgen import program_kernel_uses
+from sdk.firmware.kernelgen import program_kernel_uses
 from sdk.program.pte import load_program
 
 pytestmark = pytest.mark.slow  # firmware builds and QEMU runs

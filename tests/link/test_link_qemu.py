@@ -24,10 +24,10 @@ from sdk.firmware.build import build_firmware
 from sdk.link import protocol as p
 from sdk.link.protocol import Kind
 from sdk.link.session import FirmwareRefused, Timeouts
-from sdk.npz import read_arrays, write_arrays
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
 from sdk.targets.serial import TIMING_SOURCE as SERIAL_TIMING
+from sdk.utils.npz import read_arrays, write_arrays
 
 pytestmark = pytest.mark.slow
 

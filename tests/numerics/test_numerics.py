@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdk.accuracy import THRESHOLDS
+from sdk.evaluation.accuracy import THRESHOLDS
 
 DETECTOR = Path(__file__).with_name("detector.py")
 
@@ -19,10 +19,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     """analysed(spec) -> (loaded, quantized, result, NumericsReport), INT8, once per spec."""
+    from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
     from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
-    from sdk.numerics import analyse
 
     done = {}
 
@@ -72,7 +72,7 @@ def test_separate_outputs_lift_the_scores_above_the_floor(analysed):
 
 def test_normalised_coordinates_lift_the_scores_above_the_floor(analysed):
     """The second fix named: the boxes divided by the image size before the concat."""
-    from sdk.accuracy import measure
+    from sdk.evaluation.accuracy import measure
     from sdk.targets.host import run_host
 
     loaded, _, result, report = analysed(f"{DETECTOR}:NormalisedBoxes")
@@ -88,7 +88,7 @@ def test_normalised_coordinates_lift_the_scores_above_the_floor(analysed):
 def test_the_concat_on_the_cpu_does_not_save_the_scores(analysed):
     """Why `--cpu-op aten.cat` is not offered as a fix: the quantizer gives the concat's
     inputs and output one scale wherever it runs, so the scores still collapse."""
-    from sdk.accuracy import measure
+    from sdk.evaluation.accuracy import measure
     from sdk.targets.host import run_host
 
     loaded, _, result, report = analysed(str(DETECTOR), ("aten.cat",))
@@ -131,7 +131,7 @@ def test_delegate_outputs_are_matched_to_the_quantized_model(analysed):
 
 def test_a_wrong_target_output_is_the_first_loss(analysed):
     """Feed the stages a wrong answer: a target output off by a sign is named as the loss."""
-    from sdk.numerics import analyse
+    from sdk.evaluation.numerics import analyse
 
     loaded, quantized, result, _ = analysed(f"{DETECTOR}:SeparateOutputs")
     inputs = [t.numpy() for t in loaded.example_inputs]
@@ -148,7 +148,7 @@ def test_a_wrong_target_output_is_the_first_loss(analysed):
 
 
 def test_a_perturbed_delegate_output_shows_its_lsb_error():
-    from sdk.numerics import boundary_numerics
+    from sdk.evaluation.numerics import boundary_numerics
 
     model = {"quantize_per_tensor_3": np.arange(-8, 8, dtype=np.int8).reshape(4, 4)}
     out = model["quantize_per_tensor_3"].copy()
@@ -165,4 +165,6 @@ def test_cli_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "COLLAPSE: output 0" in out
     data = json.loads((tmp_path / "n.json").read_text())
-    assert data["schema"] == "sdk.numerics/1" and data["collapses"][0]["collapsed"] == [1]
+    assert data["schema"] == "sdk.evaluation.numerics/1" and data["collapses"][0]["collapsed"] == [
+        1
+    ]

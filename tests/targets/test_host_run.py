@@ -11,8 +11,8 @@ import torch
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError, UsageError
-from sdk.npz import read_arrays
 from sdk.targets.host import run_host
+from sdk.utils.npz import read_arrays
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.errors import TargetError
-from sdk.npz import read_arrays
 from sdk.targets.host import run_host
 from sdk.targets.run import run_on_target
+from sdk.utils.npz import read_arrays
 
 pytestmark = pytest.mark.slow
 BOARD = "corstone300"

@@ -2,7 +2,7 @@
 ScalarType (the installed executorch wheel's schema, so the codes are ExecuTorch's).
 
 The firmware's rt::ScalarType, its names and element sizes are generated from it
-(sdk.contract.render_header -> contract.h); the program reader, the firmware's records and the
+(sdk.link.contract.render_header -> contract.h); the program reader, the firmware's records and the
 kernel registrations read it."""
 
 from __future__ import annotations

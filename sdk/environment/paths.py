@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # sdk/environment/paths.py
 FIRMWARE_DIR = REPO_ROOT / "firmware"
 KERNELS_DIR = REPO_ROOT / "kernels"
 BOARDS_DIR = REPO_ROOT / "boards"

@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from sdk.cache import CACHE_ENV, Cache, CacheInfo
+from sdk.environment.paths import REPO_ROOT
+from sdk.environment.tools import tool_output, version_line
 from sdk.errors import BuildError
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
-from sdk.paths import REPO_ROOT
 from sdk.targets.base import RunOptions
 from sdk.targets.serial import SeenPort, seen_ports
-from sdk.tools import tool_output, version_line
-from sdk.units import human_bytes
+from sdk.utils.units import human_bytes
 
-SCHEMA = "sdk.doctor/1"
+SCHEMA = "sdk.environment.doctor/1"
 OK, MISSING, WRONG = "ok", "MISSING", "WRONG"
 # The Debian packages the SDK uses (bootstrap.sh installs them); doctor reports their versions.
 APT_PACKAGES_FILE = REPO_ROOT / "scripts" / "apt-packages.txt"
@@ -91,7 +91,7 @@ def package_check(requirement: str, installed: str | None, extra: str | None = N
     from packaging.requirements import Requirement
     from packaging.version import InvalidVersion
 
-    from sdk.pins import DISTRIBUTION, Pin, pip_install
+    from sdk.environment.pins import DISTRIBUTION, Pin, pip_install
 
     pin = Pin(Requirement(requirement), extra)
     what = pin.text + (f" (optional: {DISTRIBUTION}[{extra}])" if extra else "")
@@ -116,7 +116,7 @@ def installed_version(distribution: str) -> str | None:
 def package_checks() -> list[Check]:
     """Every pin of the installed SDK against what is installed."""
     try:
-        from sdk.pins import DISTRIBUTION, pins
+        from sdk.environment.pins import DISTRIBUTION, pins
     except ImportError as exc:  # packaging itself is missing: nothing can be compared
         return [Check(MISSING, "packaging", str(exc), pip_fix("packaging"))]
     try:
@@ -132,7 +132,7 @@ def package_checks() -> list[Check]:
 def pip_fix(name: str) -> str:
     """pip install of the SDK's pin for distribution `name` (bare when pins cannot be read)."""
     try:
-        from sdk.pins import pins, pip_install
+        from sdk.environment.pins import pins, pip_install
 
         found = [pin for pin in pins() if pin.name == name]
     except (ImportError, metadata.PackageNotFoundError):

@@ -13,7 +13,7 @@ from functools import cache
 
 import yaml
 
-from sdk.paths import FIRMWARE_DIR
+from sdk.environment.paths import FIRMWARE_DIR
 
 CONTRACT_FILE = FIRMWARE_DIR / "contract.yaml"
 FORMATS = {"u8": "B", "u16": "H", "u32": "I", "i32": "i", "u64": "Q", "bytes": "s"}
@@ -94,7 +94,7 @@ def render_header() -> str:
     """contract.h: the firmware's side of the contract (constants in namespace `contract`)."""
     link = data()["link"]
     lines = [
-        "// Generated from firmware/contract.yaml by sdk.contract.render_header: do not edit.",
+        "// Generated from firmware/contract.yaml by sdk.link.contract.render_header: do not edit.",
         "#pragma once",
         "",
         "#include <stddef.h>",
@@ -132,11 +132,11 @@ def render_header() -> str:
             lines.append(f"constexpr size_t k{prefix}{_camel(f.name)} = {f.offset};")
         size = struct_of(name).size
         lines += [f"constexpr size_t k{prefix}Size = {size};", ""]
-    from sdk.dtypes import DTYPES
+    from sdk.utils.dtypes import DTYPES
 
     lines += [
         "// Tensor element types: ExecuTorch's codes (its schema's ScalarType, from the installed",
-        "// wheel) and names, as sdk.dtypes.DTYPES has them.",
+        "// wheel) and names, as sdk.utils.dtypes.DTYPES has them.",
         "enum class ScalarType : int8_t {",
     ]
     lines += [f"  {d.name} = {int(code)}," for code, d in DTYPES.items()]

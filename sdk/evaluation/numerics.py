@@ -5,7 +5,7 @@
 Stages, in order: the fp32 PyTorch model, the quantized PyTorch model (what quantization alone
 gives), the host reference (the program as lowered: TOSA reference model + ExecuTorch's
 runtime) and, when given, the target's outputs. Each is measured against fp32 (SNR, max abs
-error, cosine: sdk.accuracy) and, in units of the tensor's quantization step, against the
+error, cosine: sdk.evaluation.accuracy) and, in units of the tensor's quantization step, against the
 stage before it, so the first stage that loses accuracy is named, and among the delegate
 outputs the first tensor where the lowered program leaves the quantized model.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from sdk.accuracy import THRESHOLDS, Accuracy, measure
+from sdk.evaluation.accuracy import THRESHOLDS, Accuracy, measure
 from sdk.export.model_loader import output_tensors
 
 STAGES = ("fp32", "quantized", "host", "target")
@@ -156,7 +156,7 @@ class NumericsReport:
 
     def to_json(self) -> dict:
         return {
-            "schema": "sdk.numerics/1",
+            "schema": "sdk.evaluation.numerics/1",
             "quant": self.quant,
             "first_loss": self.first_loss,
             "outputs": [o.to_json() for o in self.outputs],
@@ -386,7 +386,7 @@ def export_numerics(quantized, program) -> dict:
             )
         ]
     return {
-        "schema": "sdk.numerics/1",
+        "schema": "sdk.evaluation.numerics/1",
         "inputs": "the example inputs",
         "stages": ["fp32", "quantized"],
         "outputs": outputs,
