@@ -213,7 +213,8 @@ def host_run(host_build: Path, tmp_path_factory):
 
     The planned arena is exactly what a .pte plans (unless `options` say otherwise): ASan then
     sees its end, and a run takes a fifth of the time it takes with the default 64 MiB."""
-    from sdk.link.session import LinkSession, Timeouts, open_port
+    from sdk.link.session import LinkSession, Timeouts
+    from sdk.link.transport import open_port
     from sdk.program.pte import scalar_type_of
 
     workdir = tmp_path_factory.mktemp("host_run")

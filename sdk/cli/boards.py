@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sdk.link.session import DEFAULT_BAUD
+from sdk.link.transport import DEFAULT_BAUD
 
 if TYPE_CHECKING:
     from sdk.firmware.boards import Board, Region

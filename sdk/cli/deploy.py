@@ -10,7 +10,7 @@ from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.cli.quant_args import add_quant_arguments, quant_options
 from sdk.evaluation.accuracy import Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
-from sdk.link.session import DEFAULT_BAUD
+from sdk.link.transport import DEFAULT_BAUD
 
 
 def add_parser(subparsers) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.evaluation.compare import DEFAULT_RTOL
-from sdk.link.session import DEFAULT_BAUD
+from sdk.link.transport import DEFAULT_BAUD
 
 
 def add_parser(subparsers) -> None:

@@ -23,7 +23,7 @@ from sdk.cache import default_root, hash_files
 from sdk.environment.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
 from sdk.environment.tools import version_line
 from sdk.errors import StorageError
-from sdk.export.model_loader import parse_model_spec
+from sdk.export.model_loader import ModelSpec
 from sdk.firmware.boards import Board
 from sdk.utils.files import write_atomically
 
@@ -180,12 +180,12 @@ def package_versions(names: tuple[str, ...] = EXPORT_PACKAGES) -> dict[str, str]
     return versions
 
 
-def model_source_hash(model: str) -> str:
+def model_source_hash(model: ModelSpec) -> str:
     """The model's folder: every file beside the model (weights it loads, data) and every
     Python file below it (what it can import). Code installed elsewhere is in `packages`
     only when it is one of EXPORT_PACKAGES: a model importing other installed code it changes
     needs --no-cache (README)."""
-    path, _ = parse_model_spec(model)
+    path = model.path
     folder = path.resolve().parent
     files = [p for p in folder.iterdir() if p.is_file()]
     files += [p for p in folder.rglob("*.py") if "__pycache__" not in p.parts]
@@ -193,7 +193,7 @@ def model_source_hash(model: str) -> str:
 
 
 def program_key_parts(
-    model: str,
+    model: ModelSpec,
     inputs_file: Path | None,
     npu: str,
     quant: str,
@@ -203,9 +203,8 @@ def program_key_parts(
     """`quantization`: QuantOptions.to_json() (None: the defaults)."""
     from sdk.export.quant_options import QuantOptions
 
-    _, name = parse_model_spec(model)
     return {
-        "model": {"file": parse_model_spec(model)[0].name, "name": name},
+        "model": {"file": model.path.name, "name": model.name},
         "model_source": model_source_hash(model),
         "inputs": hashlib.sha256(inputs_file.read_bytes()).hexdigest()
         if inputs_file

@@ -39,12 +39,12 @@ from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.evaluation.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.evaluation.png import confusion_png
 from sdk.export import ETRECORD_FILE
-from sdk.export.model_loader import output_tensors, parse_model_spec
+from sdk.export.model_loader import ModelSpec, output_tensors
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
-from sdk.targets.base import RunOptions
+from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
     AUTO_TARGETS,
     DEPLOY_TARGETS,
@@ -65,6 +65,7 @@ DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample,
 DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # per output (N,..)
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
+REGISTRATIONS_DIR = "registrations"  # inside a firmware entry: the kernels it was built with
 HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
 
 
@@ -75,9 +76,9 @@ class Entry:
     hit: bool
 
 
-def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str]:
-    """(target, why): `auto` is the FVP when installed, else QEMU with the virtual NPU. The
-    target must be available here; said before anything is exported or built."""
+def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str, Target]:
+    """(name, why, target): `auto` is the FVP when installed, else QEMU with the virtual NPU.
+    The target must be available here; said before anything is exported or built."""
     if name not in DEPLOY_TARGETS:
         raise UsageError(
             f"unknown deploy target {name!r}; choose one of {', '.join(DEPLOY_TARGETS)}"
@@ -94,7 +95,7 @@ def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, st
     chosen = make_target(name, board, options)
     chosen.strategy.preflight(options)  # what the user must give (--port, --place) first
     require_available(chosen, options)
-    return name, why
+    return name, why, chosen
 
 
 def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
@@ -113,7 +114,7 @@ def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
 
 
 def export_into(
-    folder: Path, model: str, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
+    folder: Path, model: ModelSpec, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
     dataset: Path | None = None,
 ) -> None:  # fmt: skip
@@ -228,10 +229,16 @@ def reference_into(folder: Path, program: LoadedProgram, inputs: list[np.ndarray
     write_arrays(folder / HOST_OUTPUTS_FILE, run_host(program, inputs))
 
 
-def build_into(folder: Path, board: Board, program: LoadedProgram, npu: str) -> None:
+def build_into(folder: Path, board: Board, kernels: list, npu: str) -> None:
+    """A firmware entry: the kernel registrations the deploy selected (made once, here) and
+    the firmware SCons builds from them."""
     from sdk.firmware.build import build_firmware
+    from sdk.firmware.kernelgen import write_registrations
 
-    build_firmware(board.name, program.path, folder / FIRMWARE_FILE, npu=npu)
+    write_registrations(kernels, folder / REGISTRATIONS_DIR)
+    build_firmware(
+        board.name, None, folder / FIRMWARE_FILE, npu=npu, registrations=folder / REGISTRATIONS_DIR
+    )
 
 
 def deploy(
@@ -287,9 +294,9 @@ def deploy(
     npu_config = NpuConfig.parse(spec.npu_config(npu))
     quant_mode = QuantMode.parse(quant)
     quant_options = quant_options or QuantOptions()
-    model_path, _ = parse_model_spec(model)
-    if not model_path.is_file():
-        raise ModelLoadError(f"{model_path}: model file not found")
+    model_spec = ModelSpec.parse(model)
+    if not model_spec.path.is_file():
+        raise ModelLoadError(f"{model_spec.path}: model file not found")
     if inputs is not None and not Path(inputs).is_file():
         raise UsageError(f"{inputs}: inputs file not found")
     cache = cache or Cache()
@@ -297,24 +304,37 @@ def deploy(
     cpu_ops = list(cpu_ops or [])
     if npu_executor is not None and npu_executor not in NPU_EXECUTORS:
         raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
-    outdir = Path(outdir or Path("out") / "deploy" / _model_stem(model)).resolve()
+    outdir = Path(outdir or Path("out") / "deploy" / model_spec.stem).resolve()
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
     reach = {"port": port, "baud": baud, "fvp": fvp, **farm}  # how the target is reached
-    options = RunOptions(timeout_s=timeout_s, workdir=outdir / "run", **reach)
-    target_name, target_why = choose_target(target, spec, options)
-    chosen = make_target(target_name, spec, options)
-    chosen.strategy.preflight(dataclasses.replace(options, npu_executor=npu_executor))
+    options = RunOptions(
+        timeout_s=timeout_s, workdir=outdir / "run", npu_executor=npu_executor, **reach
+    )
+    target_name, target_why, chosen = choose_target(target, spec, options)
 
     with steps.step("export", "export + quantize + Vela") as step:
         parts = program_key_parts(
-            model, inputs, npu_config.value, quant_mode.value, cpu_ops, quant_options.to_json()
+            model_spec,
+            inputs,
+            npu_config.value,
+            quant_mode.value,
+            cpu_ops,
+            quant_options.to_json(),
         )
         if dataset is not None:
             if not Path(dataset).is_file():
                 raise UsageError(f"--dataset {dataset}: no such file")
             parts["dataset"] = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
         fill = lambda folder: export_into(  # noqa: E731
-            folder, model, inputs, npu_config, quant_mode, cpu_ops, outdir, quant_options, dataset
+            folder,
+            model_spec,
+            inputs,
+            npu_config,
+            quant_mode,
+            cpu_ops,
+            outdir,
+            quant_options,
+            dataset,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
@@ -345,7 +365,7 @@ def deploy(
             fw_parts = firmware_key_parts(spec, render_manifest(kernels), npu_config.value)
             firmware_entry = cached(
                 cache, FIRMWARE_KIND, fw_parts,
-                lambda f: build_into(f, spec, program, npu_config.value),
+                lambda f: build_into(f, spec, kernels, npu_config.value),
                 outdir / "firmware",
             )  # fmt: skip
             if firmware_entry.hit:
@@ -360,10 +380,7 @@ def deploy(
             elf_use = elf_region_use(image, spec)
             check_fits(elf_use, spec)
 
-    run_options = RunOptions(
-        timeout_s=timeout_s, workdir=outdir / "run", firmware=image, npu_executor=npu_executor,
-        **reach,
-    )  # fmt: skip
+    run_options = dataclasses.replace(options, firmware=image)
     program.check_inputs(run_inputs)
     dataset_section = None
     with chosen.strategy.up(run_options, program) as running:
@@ -481,8 +498,3 @@ def _read_json(path: Path) -> dict:
     import json
 
     return json.loads(path.read_text())
-
-
-def _model_stem(model: str) -> str:
-    path, name = parse_model_spec(model)
-    return name or path.stem

@@ -119,19 +119,36 @@ def output_tensors(value) -> list[torch.Tensor]:
     return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
 
 
-def parse_model_spec(spec: str) -> tuple[Path, str | None]:
-    """Split `file.py[:Name]` into the path and the optional name."""
-    path_part, sep, name = spec.rpartition(":")
-    if sep and path_part.endswith(".py") and name.isidentifier():
-        return Path(path_part), name
-    return Path(spec), None
+@dataclass(frozen=True)
+class ModelSpec:
+    """MODEL as given, `file.py[:Name]`, parsed once: the file and the optional name."""
+
+    path: Path
+    name: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str | ModelSpec) -> ModelSpec:
+        if isinstance(spec, ModelSpec):
+            return spec
+        path_part, sep, name = spec.rpartition(":")
+        if sep and path_part.endswith(".py") and name.isidentifier():
+            return cls(Path(path_part), name)
+        return cls(Path(spec))
+
+    @property
+    def stem(self) -> str:
+        """The model's short name: the class or function named, else the file's stem."""
+        return self.name or self.path.stem
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.name}" if self.name else str(self.path)
 
 
-def load_model(spec: str) -> LoadedModel:
+def load_model(spec: str | ModelSpec) -> LoadedModel:
     """Import MODEL and return the module (in eval mode), its example inputs and calibration."""
     import torch
 
-    path, name = parse_model_spec(spec)
+    path, name = (parsed := ModelSpec.parse(spec)).path, parsed.name
     if not path.is_file():
         raise ModelLoadError(f"{path}: model file not found")
     if path.suffix != ".py":

@@ -452,8 +452,7 @@ def _lower_once(
                 failure_logs,
             ) from exc
         (stage / PROGRAM_FILE).write_bytes(program_bytes)
-
-        program = load_program(stage / PROGRAM_FILE)
+        program = load_program(program_bytes)  # the bytes in hand, not read back
         audit = audit_program(program)
         payload_to_index = {d.sha256: d.index for d in audit.delegates}
         call_args = {

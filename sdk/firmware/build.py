@@ -37,6 +37,7 @@ def build_command(
     jobs: int = 2,
     kernel_mve: bool = True,
     exit: str | None = None,
+    registrations: Path | None = None,
 ) -> list[str]:
     """The SCons command line that builds this firmware (add --question to test up-to-date)."""
     command = [
@@ -53,6 +54,8 @@ def build_command(
     ]
     if pte is not None:
         command.append(f"pte={Path(pte).resolve()}")
+    if registrations is not None:
+        command.append(f"registrations={Path(registrations).resolve()}")
     if npu:
         command.append(f"npu={npu}")
     if exit:
@@ -72,8 +75,13 @@ def build_firmware(
     jobs: int = 2,
     kernel_mve: bool = True,
     exit: str | None = None,
+    registrations: Path | None = None,
 ) -> Path:
     """Build the firmware for `pte` (every kernel when None) and copy the ELF to `out_elf`.
+
+    `registrations`: the kernel registrations the caller already made for its program (a
+    folder sdk.firmware.kernelgen.write_registrations filled), used as they are: SCons does not
+    read the program again (sdk deploy selects the kernels once).
 
     `kernel_mve=False` compiles the kernels without Helium (their portable scalar path, in a
     variant folder of its own), to compare against. `exit` is how the firmware ends a run:
@@ -107,6 +115,7 @@ def build_firmware(
         jobs=jobs,
         kernel_mve=kernel_mve,
         exit=exit,
+        registrations=registrations,
     )
     with open(build_dir / ".build.lock", "w") as lock, open(log_path, "w") as log:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -29,7 +29,7 @@ FLATBUFFERS_ROOT = "/usr/include"
 # the registrations are reused without importing the generator (which loads ExecuTorch).
 REGISTRATION_INPUTS = (
     KERNELS_DIR / "kernels.yaml",
-    REPO_ROOT / "sdk" / "kernelgen.py",
+    REPO_ROOT / "sdk" / "firmware" / "kernelgen.py",
     REPO_ROOT / "sdk" / "program" / "pte.py",
 )
 REGISTRATION_FILES = ("kernel_registry.cpp", "kernel_select.h", "kernel_manifest.json")
@@ -171,14 +171,22 @@ def write_kernel_registrations(pte: Path | None, outdir: Path) -> list[Path]:
 
 def program_registrations(pte: Path | None, cache_dir: Path) -> tuple[Path, str]:
     """The registrations for `pte` (every kernel when None), cached per program content, and
-    a key of the kernel selection they make (equal for programs needing the same kernels)."""
+    their key (registrations_key)."""
     name = "all" if pte is None else hashlib.sha256(pte.read_bytes()).hexdigest()[:16]
     folder = cache_dir / name
     write_kernel_registrations(pte, folder)
+    return folder, registrations_key(folder)
+
+
+def registrations_key(folder: Path) -> str:
+    """A key of the kernel selection a registrations folder makes (equal for programs needing
+    the same kernels); a folder missing a file is a BuildError naming it."""
     digest = hashlib.sha256()
     for file in REGISTRATION_FILES:
+        if not (folder / file).is_file():
+            raise BuildError(f"registrations={folder}: no {file} (sdk kernels -o writes them)")
         digest.update((folder / file).read_bytes())
-    return folder, digest.hexdigest()[:10]
+    return digest.hexdigest()[:10]
 
 
 def install_registrations(folder: Path, outdir: Path) -> list[Path]:

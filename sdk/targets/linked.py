@@ -78,7 +78,7 @@ def run_linked(
             tosa_dir,
             npu_executor=_virtual_npu_executor(npu_executor),
         )
-        session.npu_handler = model.handle
+        session.npu_device = model
     record = session.run_program(
         program.data,
         inputs,
@@ -100,8 +100,8 @@ def run_linked(
 
 def virtual_u55_of(session: LinkSession) -> VirtualU55 | None:
     """The virtual U55 answering `session`'s register exchanges, if it has one."""
-    model = getattr(session.npu_handler, "__self__", None)
-    return model if isinstance(model, VirtualU55) else None
+    device = session.npu_device
+    return device if isinstance(device, VirtualU55) else None
 
 
 def npu_run_of(session: LinkSession, program: LoadedProgram) -> NpuRun | None:

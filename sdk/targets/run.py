@@ -17,7 +17,7 @@ import numpy as np
 
 from sdk.errors import TargetError, UsageError
 from sdk.firmware.boards import Board, load_board
-from sdk.link.session import DEFAULT_BAUD
+from sdk.link.transport import DEFAULT_BAUD
 from sdk.program.pte import LoadedProgram, load_program
 from sdk.targets.base import Availability, RunOptions, RunReport, Target
 from sdk.targets.drivers import BoardFlash, BootImage, PowerDriver

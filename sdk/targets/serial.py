@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdk.errors import TargetError, UsageError
-from sdk.link.session import open_port
+from sdk.link.transport import open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.drivers import Console

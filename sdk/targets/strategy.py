@@ -26,7 +26,8 @@ from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.evaluation.profile import Profile, build_profile
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
-from sdk.link.session import DEFAULT_BAUD, LinkSession, Timeouts, open_port
+from sdk.link.session import LinkSession, Timeouts
+from sdk.link.transport import DEFAULT_BAUD, open_port
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
 from sdk.targets.drivers import Console, FlashDriver, PowerDriver

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 from fwprograms import oracle, random_inputs
 
-from sdk.errors import TargetError
+from sdk.errors import FirmwareRefused, TargetError
 from sdk.link import protocol as p
 from sdk.link.protocol import Kind
-from sdk.link.session import FirmwareRefused, LinkSession, open_port
+from sdk.link.session import LinkSession
+from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
 

@@ -11,7 +11,8 @@ import pytest
 from linkprograms import BOARD, export_cpu, link_modules
 
 from sdk.firmware.boards import load_board
-from sdk.link.session import LinkSession, Timeouts, open_port
+from sdk.link.session import LinkSession, Timeouts
+from sdk.link.transport import open_port
 from sdk.targets.emulator import LinkProcess
 from sdk.targets.qemu import QemuDriver
 from sdk.targets.run import make_target

@@ -19,11 +19,11 @@ from linkprograms import (
 )
 
 from sdk.cli.main import main
-from sdk.errors import SdkError, TargetError
+from sdk.errors import FirmwareRefused, SdkError, TargetError
 from sdk.firmware.build import build_firmware
 from sdk.link import protocol as p
 from sdk.link.protocol import Kind
-from sdk.link.session import FirmwareRefused, Timeouts
+from sdk.link.session import Timeouts
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
 from sdk.targets.serial import TIMING_SOURCE as SERIAL_TIMING

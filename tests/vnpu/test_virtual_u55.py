@@ -21,7 +21,8 @@ import pytest
 from sdk.errors import TargetError
 from sdk.firmware.build import build_firmware
 from sdk.firmware.buildgen import NPU_FAULTS
-from sdk.link.session import LinkSession, open_port
+from sdk.link.session import LinkSession
+from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.program.vela_stream import parse_vela_stream
 from sdk.targets.host import run_host
