@@ -37,8 +37,8 @@ SDK_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 # What fills each kind of entry (module:function). The SDK code an entry depends on is read off
 # these, not listed: a module the writer comes to import joins its key by itself.
-PROGRAM_WRITER = "sdk.deploy.pipeline:export_into"
-REFERENCE_WRITER = "sdk.deploy.pipeline:reference_into"
+PROGRAM_WRITER = "sdk.deploy.references:export_into"
+REFERENCE_WRITER = "sdk.deploy.references:reference_into"
 FIRMWARE_WRITER = "sdk.deploy.pipeline:build_into"
 SCONSTRUCT = REPO_ROOT / "SConstruct"  # the build script SCons runs imports the SDK too
 

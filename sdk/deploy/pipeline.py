@@ -16,13 +16,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from sdk.cache import Cache, digest
+from sdk.deploy.evaluation import (
+    DATASET_OUTPUTS_FILE,
+    dataset_note,
+    join_vela_estimates,
+    profile_of,
+    validate_dataset,
+)
 from sdk.deploy.keys import (
     FIRMWARE_KIND,
     PROGRAM_KIND,
@@ -31,19 +35,26 @@ from sdk.deploy.keys import (
     program_key_parts,
     reference_key_parts,
 )
-from sdk.deploy.report import REPORT_FILE, DeployReport, timing_entries
+from sdk.deploy.references import (
+    EXPORT_DIR,
+    HOST_OUTPUTS_FILE,
+    INPUTS_FILE,
+    REFERENCE_FILES,
+    export_into,
+    reference_into,
+)
+from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_entries
 from sdk.deploy.verdict import judge_outputs
 from sdk.errors import ModelLoadError, UsageError
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
-from sdk.evaluation.dataset import Thresholds, evaluate, read_dataset, run_dataset
-from sdk.evaluation.png import confusion_png
+from sdk.evaluation.dataset import Thresholds
 from sdk.export import ETRECORD_FILE
-from sdk.export.model_loader import ModelSpec, output_tensors
+from sdk.export.model_loader import ModelSpec
 from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
-from sdk.program.pte import LoadedProgram, load_program, output_quant_scales
+from sdk.program.pte import load_program, output_quant_scales
 from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
     AUTO_TARGETS,
@@ -56,17 +67,8 @@ from sdk.utils.npz import read_arrays, write_arrays
 from sdk.utils.progress import Steps
 from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 
-EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
-INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
-DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with
-PROFILE_TRACE_FILE = "profile.trace.json"  # the run as a Chrome/Perfetto trace
-PROFILE_ETDUMP_FILE = "profile.etdp"  # the run as ExecuTorch's ETDump (Inspector)
-DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample, per output
-DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in ("quantized", "fp32")}  # per output (N,..)
-REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 FIRMWARE_FILE = "executor_runner.elf"
 REGISTRATIONS_DIR = "registrations"  # inside a firmware entry: the kernels it was built with
-HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
 
 
 @dataclass(frozen=True)
@@ -111,122 +113,6 @@ def cached(cache: Cache, kind: str, parts: dict, fill, scratch: Path) -> Entry:
     if hit is not None:
         return Entry(hit, key, True)
     return Entry(cache.put(kind, key, fill, parts), key, False)
-
-
-def export_into(
-    folder: Path, model: ModelSpec, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
-    cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
-    dataset: Path | None = None,
-) -> None:  # fmt: skip
-    """A program entry: the export, the inputs, and both PyTorch models' outputs on them (and
-    on every sample of `dataset`, with a copy of it). A failed lowering's Vela log goes into
-    `failure_logs` (the entry is removed on failure)."""
-    import torch
-
-    from sdk.export.model_loader import load_model
-    from sdk.export.pipeline import lower, quantize
-
-    loaded = load_model(model)
-    example = loaded.example_inputs
-    if inputs_file is not None:
-        arrays = read_arrays(inputs_file)
-        wanted = [(str(t.numpy().dtype), list(t.shape)) for t in example]
-        given = [(str(a.dtype), list(a.shape)) for a in arrays]
-        if given != wanted:  # never cast: float inputs to an int model would be truncated
-            raise UsageError(f"{inputs_file}: inputs {given}; {model} takes {wanted}")
-        tensors = tuple(torch.from_numpy(a) for a in arrays)
-    else:
-        tensors = example
-    samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
-    quantized = quantize(loaded, npu, quant, options=options)
-    lower(quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs, etrecord=True)
-    write_arrays(folder / INPUTS_FILE, [t.numpy() for t in tensors])
-    with torch.no_grad():
-        models = {"fp32": loaded.module, "quantized": quantized.graph_module}
-        for ref, module in models.items():
-            outputs = output_tensors(module(*tensors))
-            write_arrays(folder / REFERENCE_FILES[ref], [o.detach().numpy() for o in outputs])
-            if samples is not None:
-                per_sample = [
-                    [o.detach().numpy() for o in output_tensors(module(*map(torch.from_numpy, x)))]
-                    for x in map(samples.sample, range(samples.size))
-                ]
-                stacked = [np.stack(outs) for outs in zip(*per_sample, strict=True)]
-                write_arrays(folder / DATASET_FILES[ref], stacked)
-    if samples is not None:
-        shutil.copyfile(samples.path, folder / DATASET_FILE)
-
-
-def _validate_dataset(
-    running, program: LoadedProgram, entry: Path, options: RunOptions,
-    thresholds: Thresholds | None, show: bool, outputs_file: Path,
-) -> dict:  # fmt: skip
-    """Every sample of the entry's data set on the loaded program (one RUN each; the device's
-    outputs into `outputs_file`), the host reference on each, and the figures against the
-    PyTorch models' outputs (export time)."""
-    from sdk.targets.host import HOST_REFERENCE_EXECUTOR, host_runner
-
-    example = read_arrays(entry / INPUTS_FILE)
-    data = read_dataset(entry / DATASET_FILE, example)
-
-    def progress(done: int, total: int, seconds: float) -> None:
-        if show:
-            rate = done / seconds if seconds > 0 else 0.0
-            sys.stderr.write(f"\r  data set: {done}/{total} samples, {rate:.1f} samples/s ")
-            sys.stderr.flush()
-
-    result = run_dataset(data, lambda x: running.run(program, x, options).outputs, progress)
-    if show:
-        sys.stderr.write("\n")
-    write_arrays(outputs_file, result.device)
-    reference = host_runner(program, None, HOST_REFERENCE_EXECUTOR)
-    host = [reference.run(data.sample(i)) for i in range(result.measured)]
-    references = {
-        "host": [np.stack(outs) for outs in zip(*host, strict=True)] if host else [],
-        **{ref: read_arrays(entry / DATASET_FILES[ref]) for ref in REFERENCES},
-    }
-    section = evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
-    for out in section["outputs"]:  # the confusion matrices as images beside the report
-        if "classification" in out:
-            png = outputs_file.parent / f"confusion_output{out['index']}.png"
-            confusion_png(png, out["classification"]["confusion"])
-            out["classification"]["confusion_png"] = str(png)
-    return section
-
-
-def _profile_of(running, program: LoadedProgram, outdir: Path) -> dict | None:
-    """The run's per-operator profile (and its Chrome trace and ETDump), where the target
-    keeps one (the host reference does not)."""
-    profile = running.profile(program)
-    if profile is None:
-        return None
-    trace = profile.write_chrome_trace(outdir / PROFILE_TRACE_FILE)
-    etdump = profile.write_etdump(outdir / PROFILE_ETDUMP_FILE)
-    return {**profile.to_json(), "trace": str(trace), "etdump": str(etdump)}
-
-
-def _join_vela_estimates(profile: dict, export_report: dict) -> None:
-    """Each delegate row gets Vela's cycle estimate of its NPU work (`vela_estimate_cycles`,
-    an estimate beside the measured CPU side)."""
-    estimates = {
-        d["index"]: (d.get("vela_estimate") or {}).get("total_cycles")
-        for d in export_report.get("delegates", [])
-    }
-    for row in profile["operators"]:
-        row["vela_estimate_cycles"] = estimates.get(row.get("delegate"))
-
-
-def _dataset_note(section: dict) -> str:
-    rate = section["samples_per_s"]
-    speed = f", {rate:.1f} samples/s" if rate else ""
-    return f"{section['measured']} of {section['samples']} samples{speed}"
-
-
-def reference_into(folder: Path, program: LoadedProgram, inputs: list[np.ndarray]) -> None:
-    """A reference entry: the host reference's outputs on the inputs."""
-    from sdk.targets.host import run_host  # ExecuTorch's runtime: imports torch
-
-    write_arrays(folder / HOST_OUTPUTS_FILE, run_host(program, inputs))
 
 
 def build_into(folder: Path, board: Board, kernels: list, npu: str) -> None:
@@ -386,19 +272,19 @@ def deploy(
     with chosen.strategy.up(run_options, program) as running:
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
-            profile = _profile_of(running, program, outdir)
+            profile = profile_of(running, program, outdir)
             if profile is not None:  # the export's ETRecord: Inspector names the operators
                 profile["etrecord"] = str(export_dir / ETRECORD_FILE)
-                _join_vela_estimates(profile, export_report)
+                join_vela_estimates(profile, export_report)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:
-                dataset_section = _validate_dataset(
+                dataset_section = validate_dataset(
                     running, program, program_entry.path, run_options, dataset_thresholds,
                     steps.show, outdir / DATASET_OUTPUTS_FILE,
                 )  # fmt: skip
                 dataset_section["file"] = str(dataset)  # the user's, not the cache's copy
-                step.note(_dataset_note(dataset_section))
+                step.note(dataset_note(dataset_section))
 
     with steps.step("reference", "host reference") as step:
         # The host reference is a function of the program, its saved TOSA, the inputs and the
@@ -445,7 +331,7 @@ def deploy(
             else {"key": firmware_entry.key, "hit": firmware_entry.hit},
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
-        placement=_placement(
+        placement=placement_of(
             program, export_report, chosen.npu, npu_executor or VIRTUAL_NPU_EXECUTOR
         ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
@@ -466,32 +352,6 @@ def deploy(
     )
     report.write(outdir / REPORT_FILE)
     return report
-
-
-def _placement(
-    program: LoadedProgram, export_report: dict, npu: str | None, npu_executor: str
-) -> dict:
-    """Where each operator ran: the NPU delegates (their graph nodes: on the target's own NPU
-    `npu`, else the virtual U55) and the CPU kernels."""
-    from collections import Counter
-
-    from sdk.program.pte import operator_name
-
-    executor = npu or (
-        f"Ethos-U55 driver (firmware) on a virtual U55 ({NPU_EXECUTORS[npu_executor]})"
-    )
-    delegates = []
-    for d in export_report.get("delegates", []):
-        ops = Counter(n["target"] for n in d.get("nodes", []))
-        delegates.append({"index": d["index"], "ran_on": executor, "operators": dict(ops)})
-    calls = Counter(
-        operator_name(program.plan.operators[call.op_index]) for _, call in program.kernel_calls()
-    )
-    return {
-        "npu": delegates,
-        "cpu": [{"op": op, "calls": n} for op, n in sorted(calls.items())],
-        "cpu_nodes": export_report.get("cpu_nodes", []),
-    }
 
 
 def _read_json(path: Path) -> dict:

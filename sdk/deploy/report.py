@@ -17,9 +17,11 @@ from typing import Any
 
 from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
 from sdk.evaluation.compare import OutputComparison
+from sdk.program.pte import LoadedProgram
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
 from sdk.utils.files import write_atomically
 from sdk.utils.progress import FAILED, SKIPPED, StepRecord
+from sdk.vnpu.executor import NPU_EXECUTORS
 
 REPORT_FILE = "deploy.json"  # in the deploy's output folder
 SCHEMA = "sdk.deploy.report/1"
@@ -251,4 +253,30 @@ def error_report(model: str, board: str, steps: list[StepRecord], message: str) 
         "passed": False,
         "failure": message,
         "steps": [s.to_json() for s in steps],
+    }
+
+
+def placement_of(
+    program: LoadedProgram, export_report: dict, npu: str | None, npu_executor: str
+) -> dict:
+    """Where each operator ran: the NPU delegates (their graph nodes: on the target's own NPU
+    `npu`, else the virtual U55) and the CPU kernels."""
+    from collections import Counter
+
+    from sdk.program.pte import operator_name
+
+    executor = npu or (
+        f"Ethos-U55 driver (firmware) on a virtual U55 ({NPU_EXECUTORS[npu_executor]})"
+    )
+    delegates = []
+    for d in export_report.get("delegates", []):
+        ops = Counter(n["target"] for n in d.get("nodes", []))
+        delegates.append({"index": d["index"], "ran_on": executor, "operators": dict(ops)})
+    calls = Counter(
+        operator_name(program.plan.operators[call.op_index]) for _, call in program.kernel_calls()
+    )
+    return {
+        "npu": delegates,
+        "cpu": [{"op": op, "calls": n} for op, n in sorted(calls.items())],
+        "cpu_nodes": export_report.get("cpu_nodes", []),
     }

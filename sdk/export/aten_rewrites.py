@@ -1,40 +1,8 @@
-"""Rewrites of the float ATen graph before the Arm quantizer sees it, for operators whose own
-decomposition in ExecuTorch 1.5.1's quantizer pipeline fails.
-
-addmm: the quantizer's DecomposeAddmmPass turns `addmm(bias, a, b)` into `mm`, `mul.Scalar`
-and `add`; when the bias is a constant of the module (a parameter or buffer: `nn.Parameter`
-in `torch.addmm(self.bias, x, self.w)`), the next pass (ReplaceScalarWithTensorByProfilePass)
-meets the bare parameter in that `mul.Scalar` and raises. The same decomposition made here,
-on graph nodes, quantizes as the quantizer's own would have: `mm`, `add`, and a `mul` only
-for a beta or alpha other than 1.
-
-amax/amin to a rank-0 tensor (over a rank-1 input): no rank-0 result can come out of an NPU
-delegate (sdk.export.cpu_ops.RankZeroFromRanked), so the reduction would go to the CPU, which
-has no amax kernel. Rewritten as the reduction with keepdim (rank 1, on the NPU) and a view to
-[] (on the CPU, a copy).
-
-zeros_like/ones_like/full_like and new_zeros/new_ones/new_full of a static shape: the fill
-takes its source only for the shape and dtype, yet the partitioner hands the source to the NPU
-delegate as an input that the compiled delegate does not read (Vela lists no such input), and
-the delegate call then passes more values than the NPU program takes (ExecuTorch's runtime
-would write the output over that input). Rewritten as `full` of the shape: no input at all.
-
-upsample_nearest2d with scale factors whose output is the input's size or twice it: PyTorch
-then ignores the scale (its kernel copies, or halves the index), while ExecuTorch's portable
-kernel always floors index / scale (2.25 on a 2-pixel row reads pixels 0, 0, 0, 1; PyTorch 0,
-0, 1, 1). Rewritten with the output size instead of the scales, which both compute as PyTorch
-does.
-
-conv3d (a constant weight): no Ethos-U55 runs CONV3D (ExecuTorch's partitioner leaves it to
-the CPU) and no CPU kernel takes a 5-d convolution (ExecuTorch's portable kernel refuses it
-too). Rewritten as one conv2d per kernel depth tap, summed: the input padded along depth,
-depth moved next to the batch, each tap's strided depth slice folded into the batch and
-convolved with that tap's 2-d weight, the sum unfolded back to [N, C_out, D_out, H_out, W_out].
-Each 2-d convolution runs on the NPU.
-
-Also which of the graph's ATen operators lie outside Core ATen (`outside_core_aten`), for the
-lowering to let through.
-"""
+"""Rewrites of the float ATen graph before the Arm quantizer sees it, each a workaround for an
+operator that ExecuTorch 1.5.1's quantizer pipeline, its partitioner or its kernels get wrong,
+each computing what the model computes (the why is in each function's docstring):
+`rewrite_float_graph` runs them all. Also which ATen operators lie outside Core ATen
+(`outside_core_aten`), for the lowering to let through."""
 
 from __future__ import annotations
 
@@ -69,7 +37,13 @@ def replace_nodes(
 
 
 def decompose_addmm(graph_module: torch.fx.GraphModule) -> int:
-    """Replace every aten.addmm by beta * input + alpha * (mat1 @ mat2); return how many."""
+    """Replace every aten.addmm by beta * input + alpha * (mat1 @ mat2); return how many.
+
+    Workaround: the quantizer's DecomposeAddmmPass makes `mm`, `mul.Scalar` and `add`; with a
+    bias that is a constant of the module (`torch.addmm(self.bias, x, self.w)`) the next pass
+    (ReplaceScalarWithTensorByProfilePass) meets the bare parameter in that `mul.Scalar` and
+    raises. Made here on graph nodes it quantizes as the quantizer's own would have: `mm`,
+    `add`, and a `mul` only for a beta or alpha other than 1."""
 
     def replacement(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         bias, mat1, mat2 = node.args[:3]
@@ -90,7 +64,11 @@ _REDUCTIONS = (aten.amax.default, aten.amin.default)
 
 def keep_reduced_dims(graph_module: torch.fx.GraphModule) -> int:
     """Replace every amax/amin to a rank-0 tensor by the same with keepdim=True and a view to
-    []; return how many."""
+    []; return how many.
+
+    Workaround: no rank-0 result can leave an NPU delegate (sdk.export.cpu_ops.
+    RankZeroFromRanked), so the reduction would go to the CPU, which has no amax kernel; kept
+    1-d it runs on the NPU, the view to [] on the CPU."""
 
     def matches(node: torch.fx.Node) -> bool:
         val = node.meta.get("val")
@@ -120,7 +98,11 @@ _FILLS = {
 
 def fills_without_source(graph_module: torch.fx.GraphModule) -> int:
     """Replace every static-shape *_like / new_* fill by `full` of its shape and dtype (no
-    tensor argument); return how many."""
+    tensor argument); return how many.
+
+    Workaround: the fill reads its source only for the shape and dtype, yet the partitioner
+    hands the source to the NPU delegate as an input the compiled delegate does not read (Vela
+    lists no such input), and the call then passes more values than the NPU program takes."""
 
     def matches(node: torch.fx.Node) -> bool:
         val = node.meta.get("val")
@@ -145,7 +127,11 @@ def fills_without_source(graph_module: torch.fx.GraphModule) -> int:
 
 def nearest_by_size(graph_module: torch.fx.GraphModule) -> int:
     """Replace every nearest upsample given scales, whose every output dim is 1x or 2x its
-    input dim, by the same given its output size; return how many."""
+    input dim, by the same given its output size; return how many.
+
+    Workaround: PyTorch then ignores the scale (it copies, or halves the index), while
+    ExecuTorch's portable kernel always floors index / scale (2.25 on a 2-pixel row reads
+    pixels 0, 0, 0, 1; PyTorch 0, 0, 1, 1). Given the size, both compute as PyTorch does."""
 
     def matches(node: torch.fx.Node) -> bool:
         if node.target != aten.upsample_nearest2d.vec or len(node.args) < 3 or not node.args[2]:
@@ -170,7 +156,13 @@ def _three(values: list[int] | tuple[int, ...] | int) -> list[int]:
 
 def conv3d_as_conv2d(graph_module: torch.fx.GraphModule) -> int:
     """Replace every conv3d whose weight (and bias) are constants of the module and whose
-    sizes are static by a sum of conv2d, one per kernel depth tap; return how many."""
+    sizes are static by a sum of conv2d, one per kernel depth tap; return how many.
+
+    Workaround: no Ethos-U55 runs CONV3D (ExecuTorch's partitioner leaves it to the CPU) and no
+    CPU kernel takes a 5-d convolution (ExecuTorch's portable one refuses it too). The input is
+    padded along depth, depth moved next to the batch, each tap's strided depth slice folded
+    into the batch and convolved with that tap's 2-d weight (on the NPU), and the sum unfolded
+    back to [N, C_out, D_out, H_out, W_out]."""
 
     def constant(node: object) -> torch.Tensor | None:
         if isinstance(node, torch.fx.Node) and node.op == "get_attr":

@@ -1,24 +1,5 @@
-"""The Ethos-U partitioner that keeps INT delegate boundaries quantized.
-
-ExecuTorch 1.5.1's EthosUPartitioner de-tags boundary Q/DQ nodes in one pass in graph order,
-and never removes float ops at a partition's output side. A YOLO-style shared split then
-leaves `[... -> DQ -> split]` inside an INT-only delegate whose float getitem is a delegate
-output: the NPU writes int16 into a buffer the program calls float32.
-
-`NpuPartitioner` runs the stock tagging, then, for INT-only TOSA profiles, takes out of each
-partition the nodes that make a float tensor cross its boundary, repeating until stable:
-  - a node whose float output has a user outside the partition (a DQ, a float split, ...);
-  - a Q whose input comes from outside (the partition would take a float input);
-  - any other node with a float input from outside (DQ scale/zero-point constants do not count);
-  - a multi-output node and its getitems always move together.
-When taking nodes out leaves a partition that would form a dependency cycle, it re-partitions
-exactly the survivors (a capability partitioner restricted to them yields acyclic pieces) and
-repeats on each piece; pieces left empty or without compute are dropped. Every node taken out
-is recorded with its reason (`removals`), for the export report.
-
-With `fix_boundaries=False` it is the stock partitioner (same tagging), still recording what it
-did: the regression tests use that to prove the stock bug is there.
-"""
+"""The Ethos-U partitioner that keeps INT delegate boundaries quantized (`NpuPartitioner`): no
+INT-only NPU partition exposes a float tensor, whatever ExecuTorch 1.5.1's own tagging left."""
 
 from __future__ import annotations
 
@@ -190,7 +171,21 @@ class _OnlyThese(OperatorSupportBase):
 class NpuPartitioner(Partitioner):
     """EthosUPartitioner whose INT-only partitions expose only integer tensors.
 
-    Also gives every partition its own compile spec whose intermediate-artifact folder is
+    Workaround: ExecuTorch 1.5.1's EthosUPartitioner de-tags boundary Q/DQ nodes in one pass in
+    graph order and never removes float ops at a partition's output side: a YOLO-style shared
+    split leaves `[... -> DQ -> split]` inside an INT-only delegate whose float getitem is a
+    delegate output (the NPU writes int16 into a buffer the program calls float32).
+
+    After the stock tagging, for INT-only TOSA profiles, each partition loses the nodes that
+    make a float tensor cross its boundary, until stable: a node whose float output has a user
+    outside; a Q whose input comes from outside; any other node with a float input from outside
+    (DQ scale/zero-point constants do not count); a multi-output node moves with its getitems.
+    A partition left cyclic is re-partitioned into acyclic pieces, each going round again;
+    pieces without compute are dropped. Every node taken out is recorded with its reason
+    (`removals`, for the export report). `fix_boundaries=False`: the stock tagging alone, still
+    recorded (the regression tests prove the stock bug with it).
+
+    Every partition also gets its own compile spec whose intermediate-artifact folder is
     `artifact_dir/<tag>`, so each delegate's TOSA and Vela summary can be collected.
     """
 

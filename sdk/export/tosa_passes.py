@@ -1,24 +1,6 @@
-"""The SDK's own passes in ExecuTorch's TOSA lowering pipeline (the Arm backend's pass manager).
-
-One pass so far, `NarrowInt48ForksPass`, for INT16 (a16w8) convolutions:
-
-ExecuTorch 1.5.1's RewriteConvPass keeps a convolution's INT32 consumers (the input rescales
-of an add, sub, ...) on the INT48 accumulator: it gives each of them its own
-RESCALE(INT48 -> INT32) with the convolution's per-channel scales folded in, beside the
-RESCALE(INT48 -> INT16) that feeds every other consumer. When a convolution has both kinds of
-consumer (`y = conv_a(x); y + conv_b(y)`: conv_a feeds conv_b and the add), its INT48 output
-has two readers. Vela 5.1.0 (regor) fuses a RESCALE into the producing convolution only when
-the convolution's output has exactly one reader; otherwise both rescales stay as separate
-elementwise operations and the convolution is left writing a 48-bit (Int64) tensor, which
-the Ethos-U55 cannot do: Vela stops with "Non-passthrough operation (Conv2D) could not run
-on NPU".
-
-The pass restores the invariant Vela needs, every INT48 accumulator has one reader: the
-INT32 consumers read the INT16 output instead, through RESCALE(INT16 -> INT32) with their own
-scale (the folded scale divided by the convolution's). That is exactly the quantized PyTorch
-model's arithmetic (the convolution's output is quantized to int16 before the add), and the
-INT16 -> INT32 input rescale of an add is what Vela fuses into the add elsewhere.
-"""
+"""The SDK's own passes in ExecuTorch's TOSA lowering pipeline (the Arm backend's pass manager):
+`NarrowInt48ForksPass`, which lets Vela compile INT16 (a16w8) convolutions whose output feeds
+both another convolution and an add (`sdk_tosa_passes` installs it)."""
 
 from __future__ import annotations
 
@@ -136,7 +118,17 @@ def _make_narrow(conv: Node, template: Node) -> Node | None:
 
 
 class NarrowInt48ForksPass(ArmPass):
-    """Give every INT48 convolution accumulator exactly one reader (see the module doc).
+    """Give every INT48 convolution accumulator exactly one reader.
+
+    Workaround: ExecuTorch 1.5.1's RewriteConvPass keeps a convolution's INT32 consumers (the
+    input rescales of an add, ...) on the INT48 accumulator, each through its own
+    RESCALE(INT48 -> INT32), beside the RESCALE(INT48 -> INT16) that feeds every other
+    consumer. With both kinds of consumer (`y = conv_a(x); y + conv_b(y)`) the accumulator has
+    two readers; Vela 5.1.0 fuses a RESCALE into a convolution only when it has one, so the
+    convolution is left writing a 48-bit tensor the U55 cannot write ("Non-passthrough
+    operation (Conv2D) could not run on NPU"). Here the INT32 consumers read the INT16 output
+    through RESCALE(INT16 -> INT32) with their own scale (the folded scale divided by the
+    convolution's): the quantized PyTorch model's own arithmetic.
 
     Runs right after ExecuTorch's RewriteConvPass. `forks` records every rewrite (one pass
     instance serves all the delegates of one lowering).

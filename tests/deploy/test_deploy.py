@@ -301,7 +301,7 @@ def test_a_cached_host_reference_is_still_compared(first, tmp_path, capsys, monk
 def test_a_target_differing_from_the_host_reference_fails(first):
     """One value one unit off where the host reference says otherwise: a host mismatch, the
     first failure named, even though the quantized model would tolerate it."""
-    from sdk.deploy.pipeline import REFERENCE_FILES
+    from sdk.deploy.references import REFERENCE_FILES
     from sdk.deploy.verdict import HOST_MISMATCH, judge_outputs
     from sdk.evaluation.accuracy import Tolerance
 

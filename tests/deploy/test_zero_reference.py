@@ -39,7 +39,7 @@ def test_an_all_zero_fp32_output_passes_within_its_bound(deployed):
 def test_a_wrong_output_against_the_all_zero_reference_fails(deployed):
     """A wrong answer the host reference agrees with (a broken kernel on both): the verdict
     fails it against the quantized model, and the all-zero fp32 reference's bound warns."""
-    from sdk.deploy.pipeline import REFERENCE_FILES
+    from sdk.deploy.references import REFERENCE_FILES
     from sdk.deploy.verdict import judge_outputs
     from sdk.evaluation.accuracy import Tolerance
     from sdk.evaluation.compare import DEFAULT_RTOL
