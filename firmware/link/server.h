@@ -1,6 +1,10 @@
 // The firmware side of the host link (docs/link.md): frames in, one response per request
 // out, the program in the board's program slot, inputs straight into the method's tensors.
-// Board-independent: bytes go through a Transport, time through platform.h.
+// Board-independent: bytes go through a Transport, time through platform.h. One class, its
+// members defined by concern: server.cpp (boot, a request's way through), transport.cpp (the
+// byte pump, frames, retransmissions), requests.cpp (the request handlers), npu_service.cpp
+// (the virtual U55's exchanges), profile.cpp (the step observer, PROFILE); messages.h holds
+// what they share (kind names, payload size checks, the payload writer).
 #pragma once
 
 #include <stddef.h>
@@ -79,10 +83,60 @@ class Server {
  private:
   enum class LoadState : uint8_t { Idle, Receiving };
 
+  // server.cpp: one request's way through the server.
+  // A request, one at a time: answered again when retransmitted, served (its ticks into the
+  // STATS figures), answered, then RESET or LINK_TEST's part after the answer.
+  void handle(const Frame& request);
+  // Handlers build the payload at tx_payload() and return its size (or an error).
+  rt::Error dispatch(const Frame& request, size_t* payload_size);
+  // BadMessage: the request's session is not the firmware's.
+  rt::Error wrong_session(const Frame& request) const;
+
+  // transport.cpp: the byte pump, frames in and out, the kept answer.
   // Bytes in arrival order: the rest of the chunk receive() was given, then what the job loop
   // read from the transport itself (a job ends anywhere in a chunk; the rest is handled after).
   bool take_byte(uint8_t* byte);
+  // The job loop's read: what the transport has goes where take_byte finds it; false: nothing.
+  bool read_chunk();
   void process_byte(uint8_t byte);
+  void handle_body(const uint8_t* body, size_t size);
+  // A retransmission of the last request answered (its kept answer, without doing the work
+  // again) or of the NPU_DONE that ended the last exchange (its empty answer again): true
+  // when it was one and is answered.
+  bool answer_again(const Frame& request);
+  // The response to `request` (or an ERROR when err is not Ok), kept for its retransmission.
+  void answer(const Frame& request, rt::Error err, size_t payload_size);
+  uint8_t* tx_payload() { return tx_body_ + kHeaderSize; }
+  // Build, encode and send a response; `keep` makes it the retransmission copy.
+  void send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep);
+  void send_nak(NakReason why);
+  // A frame outside the kept slot (an NPU_DONE answered again): payload <= 64 bytes.
+  static constexpr size_t kSmallPayload = 64;
+  void send_small(uint8_t kind, uint16_t seq, uint8_t flags, const uint8_t* payload, size_t size);
+  void send_error(rt::Error err, uint8_t request_kind, uint16_t seq);
+
+  // requests.cpp: the request handlers and the program, inputs and outputs they keep.
+  rt::Error on_connect(const Frame& request, size_t* n);
+  rt::Error on_load_begin(const Frame& request, size_t* n);
+  rt::Error on_load_data(const Frame& request, size_t* n);
+  rt::Error on_load_end(const Frame& request, size_t* n);
+  rt::Error on_load_slot(const Frame& request, size_t* n);
+  rt::Error on_set_input(const Frame& request, size_t* n);
+  rt::Error on_run(const Frame& request, size_t* n);
+  rt::Error on_get_output(const Frame& request, size_t* n);
+  rt::Error on_stats(size_t* n);
+  rt::Error on_link_test(const Frame& request, size_t* n);
+  // After LINK_TEST's first answer: the source's bytes, or the sink's count to swallow.
+  void start_link_test(const Frame& request);
+  void link_test_done();
+  size_t link_test_reply(uint64_t ticks);  // into the tx payload; returns its size
+  size_t info_payload();
+  size_t loaded_payload();
+  rt::Error load_program(rt::ConstBytes program, const uint8_t sha[kSha256Size]);
+  void forget_program();
+  rt::Error restore_inputs();
+
+  // npu_service.cpp: the virtual Ethos-U55.
   // The virtual U55's platform hooks (ctx: the server).
   static uint32_t u55_read32(void* ctx, uint32_t offset);
   static void u55_write32(void* ctx, uint32_t offset, uint32_t value);
@@ -103,38 +157,14 @@ class Server {
   // program slot; the embedded program read-only): the bytes, else nullptr (a bus error).
   uint8_t* npu_memory(uint64_t address, uint64_t length, bool write) const;
 
-  void handle_body(const uint8_t* body, size_t size);
-  void handle(const Frame& request);
-  // Handlers build the payload at tx_payload() and return its size (or an error).
-  rt::Error dispatch(const Frame& request, size_t* payload_size);
-  rt::Error on_connect(const Frame& request, size_t* n);
-  rt::Error on_load_begin(const Frame& request, size_t* n);
-  rt::Error on_load_data(const Frame& request, size_t* n);
-  rt::Error on_load_end(const Frame& request, size_t* n);
-  rt::Error on_load_slot(const Frame& request, size_t* n);
-  rt::Error on_set_input(const Frame& request, size_t* n);
-  rt::Error on_run(const Frame& request, size_t* n);
-  rt::Error on_get_output(const Frame& request, size_t* n);
-  rt::Error on_stats(size_t* n);
-  rt::Error on_link_test(const Frame& request, size_t* n);
-  rt::Error on_profile(const Frame& request, size_t* n);
+  // profile.cpp: the step observer and PROFILE.
+  // Around each RUN iteration's execute(): a fresh profile, then its totals and whether it
+  // stands (the iteration passed and ran an instruction).
+  void profile_begin();
+  void profile_end(bool passed);
   // The step observer: one event per instruction of the run being profiled.
   static void profile_step(void* ctx, size_t pc);
-
-  size_t info_payload();
-  size_t link_test_reply(uint64_t ticks);  // into the tx payload; returns its size
-  size_t loaded_payload();
-  rt::Error load_program(rt::ConstBytes program, const uint8_t sha[kSha256Size]);
-  void forget_program();
-  uint8_t* tx_payload() { return tx_body_ + kHeaderSize; }
-  // Build, encode and send a response; `keep` makes it the retransmission copy.
-  void send(uint8_t kind, uint16_t seq, size_t payload_size, bool keep);
-  void send_nak(NakReason why);
-  // A frame outside the kept slot (an NPU_DONE answered again): payload <= 64 bytes.
-  static constexpr size_t kSmallPayload = 64;
-  void send_small(uint8_t kind, uint16_t seq, uint8_t flags, const uint8_t* payload, size_t size);
-  void send_error(rt::Error err, uint8_t request_kind, uint16_t seq);
-  void link_test_done();
+  rt::Error on_profile(const Frame& request, size_t* n);
 
   Transport& transport_;
   ServerConfig config_;
@@ -158,8 +188,6 @@ class Server {
   uint8_t load_sha_[kSha256Size] = {};
   Sha256 load_hash_;
   uint8_t program_sha_[kSha256Size] = {};
-
-  rt::Error restore_inputs();
 
   uint32_t input_received_[kMaxInputs] = {};
   size_t stash_offset_[kMaxInputs] = {};

@@ -1,0 +1,41 @@
+// Message helpers the link server's files share (see messages.h).
+#include "messages.h"
+
+namespace hostlink {
+
+using rt::ul;
+
+const char* kind_name(uint8_t kind) {
+  switch (kind) {
+    case kHello: return "HELLO";
+    case kConnect: return "CONNECT";
+    case kInfo: return "INFO";
+    case kLoadBegin: return "LOAD_BEGIN";
+    case kLoadData: return "LOAD_DATA";
+    case kLoadEnd: return "LOAD_END";
+    case kLoadSlot: return "LOAD_SLOT";
+    case kSetInput: return "SET_INPUT";
+    case kRun: return "RUN";
+    case kGetOutput: return "GET_OUTPUT";
+    case kStats: return "STATS";
+    case kReset: return "RESET";
+    case kLinkTest: return "LINK_TEST";
+    case kProfile: return "PROFILE";
+    case kNpuRegs: return "NPU_REGS";
+    case kNpuRead: return "NPU_READ";
+    case kNpuWrite: return "NPU_WRITE";
+    case kNpuDone: return "NPU_DONE";
+    case kNpuHash: return "NPU_HASH";
+    case kNak: return "NAK";
+    case kError: return "ERROR";
+    default: return "unknown";
+  }
+}
+
+rt::Error expect_size(const Frame& request, size_t size) {
+  RT_CHECK(request.length == size, rt::Error::BadMessage, "%s payload is %lu bytes, expected %lu",
+           kind_name(request.kind), ul(request.length), ul(size));
+  return rt::Error::Ok;
+}
+
+}  // namespace hostlink
