@@ -10,6 +10,7 @@ import pytest
 
 from sdk.cache import digest
 from sdk.deploy import keys
+from sdk.export.model_loader import ModelSpec
 from sdk.firmware.boards import load_board
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,6 +26,7 @@ def model_dir(tmp_path: Path) -> Path:
 def program_key(folder: Path, **changes) -> str:
     args = {"model": str(folder / "net.py"), "inputs_file": None, "npu": "ethos-u55-128",
             "quant": "int8", "cpu_ops": []} | changes  # fmt: skip
+    args["model"] = ModelSpec.parse(args["model"])
     return digest(keys.program_key_parts(**args))
 
 
