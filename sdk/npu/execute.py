@@ -7,6 +7,15 @@ LUTs. Each operation reads its register state (`Operation.state`, from sdk.npu.d
 computes whole feature maps with numpy; the arithmetic is sdk.npu.arith's, the addressing
 sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
 
+Vela tiles a big copy or transpose into up to 10^6 small POOL or ELEMENTWISE operations that
+differ only in their base addresses (Operation.changed tells them). A run of them is computed
+in batches, the arrays of every operation of a batch stacked (`Batch`), so numpy's cost per
+call is paid per batch, not per operation; a batch holds only operations that do not depend on
+each other (`_independent`: none reads a byte an earlier one of it writes, no two write one
+byte), so it gives what they give in order, and a refusal in a batch is found again one by one
+(the same error, at the same operation, after the same writes). `progress` reports between
+operations and batches.
+
 What is not modelled raises a ProgramError naming the operation and the mode: an executor
 that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
 convolutions, DMAs from SHRAM or strided differently on their two sides (2-D/3-D DMAs are
@@ -35,8 +44,11 @@ the upstream Vela source).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -159,9 +171,55 @@ def _ofm_shape(op: Operation) -> tuple[int, int, int]:
     )
 
 
-def _read(state: NpuState, op: Operation, prefix: str, shape: tuple[int, int, int]) -> np.ndarray:
+def _base(op: Operation, register: str) -> int:
+    reg = op.state.get(register)
+    return 0 if reg is None else reg.fields["addr"]
+
+
+@dataclass
+class Batch:
+    """Operations computed as one: alike register for register but for their feature maps'
+    base addresses (Vela tiles one big copy or transpose into up to 10^6 such operations).
+    The arrays of a batch of several get a leading axis, an entry per operation; a batch of
+    one is the operation alone, its arrays (H, W, C)."""
+
+    ops: Sequence[Operation]
+    _bases: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def op(self) -> Operation:
+        """The operation whose registers (all but the bases) stand for every one's."""
+        return self.ops[0]
+
+    @property
+    def lead(self) -> tuple[int, ...]:
+        return () if len(self.ops) == 1 else (len(self.ops),)
+
+    def bases(self, prefix: str, fm: FeatureMap) -> np.ndarray | None:
+        """The tile bases of feature map `prefix` (IFM, IFM2, OFM), (N, 4), one row per
+        operation; None for a batch of one (`fm`'s own bases)."""
+        if len(self.ops) == 1:
+            return None
+        if prefix not in self._bases:
+            bases = np.tile(np.asarray(fm.bases, dtype=np.int64), (len(self.ops), 1))
+            for t in fm.used_tiles():
+                register = f"{prefix}_BASE{t}"
+                bases[:, t] = [_base(op, register) for op in self.ops]
+            self._bases[prefix] = bases
+        return self._bases[prefix]
+
+    def head(self, count: int) -> Batch:
+        """The first `count` operations, as a batch (the bases found so far kept)."""
+        if count == len(self.ops):
+            return self
+        return Batch(self.ops[:count], {k: v[:count] for k, v in self._bases.items()})
+
+
+def _read(state: NpuState, batch: Batch, prefix: str, shape: tuple[int, int, int]) -> np.ndarray:
+    op = batch.op
     fm = _feature_map(op, prefix, shape)
-    return fm.read(state.region(op, _val(op, f"{prefix}_REGION", "region"))).astype(np.int64)
+    region = state.region(op, _val(op, f"{prefix}_REGION", "region"))
+    return fm.read(region, batch.bases(prefix, fm)).astype(np.int64)
 
 
 def _round_mode(op: Operation, register: str) -> arith.RoundMode:
@@ -224,16 +282,18 @@ def _activation(state: NpuState, op: Operation, values: np.ndarray, dtype: np.dt
 
 def _finish(
     state: NpuState,
-    op: Operation,
+    batch: Batch,
     acc: np.ndarray,
     bias,
     scale,
     shift,
 ) -> None:
     """Output stage, clamp, activation LUT, and the write of the OFM."""
+    op = batch.op
     shape = _ofm_shape(op)
     fm = _feature_map(op, "OFM", shape)
-    _refuse_overlapping(op, fm)
+    bases = batch.bases("OFM", fm)
+    _refuse_overlapping(op, fm, bases)
     zp = (
         _signed(op, "OFM_ZERO_POINT", "zero_point", 16)
         if fm.dtype.kind == "i"
@@ -242,7 +302,8 @@ def _finish(
     mode, clamp = _round_mode(op, "OFM_PRECISION"), _clamp(op, fm.dtype)
     out = arith.output_stage(acc, bias, scale, shift, mode, zp, clamp)
     out = _activation(state, op, out, fm.dtype)
-    fm.write(state.region(op, _val(op, "OFM_REGION", "region")), out.reshape(shape))
+    region = state.region(op, _val(op, "OFM_REGION", "region"))
+    fm.write(region, out.reshape(batch.lead + shape), bases)
 
 
 # What the device leaves in an OFM that overlaps itself is not the model's result; one known
@@ -295,17 +356,34 @@ def overlapping_outputs(decoded: DecodedCmdData) -> list[OverlappingOutput]:
     return found
 
 
-def _refuse_overlapping(op: Operation, fm: FeatureMap) -> None:
+def _refuse_overlapping(op: Operation, fm: FeatureMap, bases: np.ndarray | None = None) -> None:
     """An OFM whose elements share bytes has no one result: what stays there is the NPU's
     write order (its block order, and BLOCKDEP letting the next operation start early), not
     modelled. Vela 5.1.0 emits such OFMs (OVERLAP_CAUSE), wrapping into the sliced size
-    through tile 1 on tile 0's base, or a stride below a row's size."""
-    hit = _overlap(op, fm)
-    if hit is not None:
-        raise ProgramError(
-            f"NPU executor: {hit.describe()}: the result is the NPU's write order, which the "
-            f"command-stream executor does not model. {OVERLAP_CAUSE}"
-        )
+    through tile 1 on tile 0's base, or a stride below a row's size. With `bases` (a batch's),
+    each placement of the tiles relative to each other is checked."""
+    for placed in [fm] if bases is None else _placements(fm, bases):
+        hit = _overlap(op, placed)
+        if hit is not None:
+            raise ProgramError(
+                f"NPU executor: {hit.describe()}: the result is the NPU's write order, which "
+                f"the command-stream executor does not model. {OVERLAP_CAUSE}"
+            )
+
+
+def _placements(fm: FeatureMap, bases: np.ndarray) -> list[FeatureMap]:
+    """`fm` at each distinct placement of its tiles relative to tile 0 among `bases` (N, 4)
+    (whether elements share a byte depends on nothing else)."""
+    used = fm.used_tiles()
+    if used == [0]:
+        return [fm]
+    placed = []
+    for row in np.unique(bases[:, used] - bases[:, :1], axis=0):
+        tiles = [0, 0, 0, 0]
+        for t, offset in zip(used, row):
+            tiles[t] = int(offset)
+        placed.append(dataclasses.replace(fm, bases=tuple(tiles)))
+    return placed
 
 
 def _global_scale(op: Operation) -> tuple[int, int]:
@@ -356,48 +434,70 @@ def _kernel(op: Operation) -> Kernel:
     )
 
 
-def _padded_ifm(
-    state: NpuState, op: Operation, kernel: Kernel, fill: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The IFM the kernel slides over, padded with `fill`, and a mask of real (unpadded) elements.
-
-    The IFM's extent is not a register: it is what the OFM, kernel, stride and padding reach,
-    less the padding (pad bottom/right cover what lies past the IFM's end)."""
-    oh, ow, _ = _ofm_shape(op)
+def _padding(op: Operation) -> tuple[int, int, int, int]:
+    """IFM_PAD_TOP, LEFT, BOTTOM, RIGHT."""
     top = _val(op, "IFM_PAD_TOP", "pad", 0)
     left = _val(op, "IFM_PAD_LEFT", "pad", 0)
     bottom = _val(op, "IFM_PAD_BOTTOM", "pad", 0)
     right = _val(op, "IFM_PAD_RIGHT", "pad", 0)
+    return top, left, bottom, right
+
+
+def _reach(op: Operation, kernel: Kernel) -> tuple[int, int]:
+    """The rows and columns the kernel covers over the whole OFM, padding included."""
+    oh, ow, _ = _ofm_shape(op)
     reach_y = (oh - 1) * kernel.stride_y + (kernel.height - 1) * kernel.dilation_y + 1
     reach_x = (ow - 1) * kernel.stride_x + (kernel.width - 1) * kernel.dilation_x + 1
+    return reach_y, reach_x
+
+
+def _ifm_extent(op: Operation, kernel: Kernel) -> tuple[int, int, int]:
+    """The IFM's extent as read (before upscaling). It is not a register: it is what the OFM,
+    kernel, stride and padding reach, less the padding (pad bottom/right cover what lies past
+    the IFM's end)."""
+    top, left, bottom, right = _padding(op)
+    reach_y, reach_x = _reach(op, kernel)
+    factor = 2 if _val(op, "IFM_UPSCALE", "mode", 0) else 1
+    ih = max(1, -(-(reach_y - top - bottom) // factor))
+    iw = max(1, -(-(reach_x - left - right) // factor))
+    return ih, iw, _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
+
+
+def _padded_ifm(
+    state: NpuState, batch: Batch, kernel: Kernel, fill: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The IFM the kernel slides over, padded with `fill`, and a mask of real (unpadded)
+    elements, (H, W, 1): the same for every operation of a batch."""
+    op = batch.op
     upscale = _val(op, "IFM_UPSCALE", "mode", 0)
     if upscale == 2 and op.kind not in ("CONV", "DEPTHWISE"):
         raise _unsupported(op, "IFM upscale ZEROS outside a convolution")
     if upscale == 3:
         raise _unsupported(op, "IFM upscale mode 3")
-    factor = 2 if upscale else 1
-    ih = max(1, -(-(reach_y - top - bottom) // factor))
-    iw = max(1, -(-(reach_x - left - right) // factor))
-    depth = _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
-    ifm = _read(state, op, "IFM", (ih, iw, depth))
+    ih, iw, depth = _ifm_extent(op, kernel)
+    ifm = _read(state, batch, "IFM", (ih, iw, depth))
     if upscale == 1:  # NEAREST: each element twice in y and x
-        ifm = ifm.repeat(2, axis=0).repeat(2, axis=1)
+        ifm = ifm.repeat(2, axis=-3).repeat(2, axis=-2)
     elif upscale == 2:  # ZEROS: each element followed by a zero (the zero point) in y and x
-        spread = np.full((2 * ih, 2 * iw, depth), fill, dtype=np.int64)
-        spread[::2, ::2] = ifm
+        spread = np.full((*batch.lead, 2 * ih, 2 * iw, depth), fill, dtype=np.int64)
+        spread[..., ::2, ::2, :] = ifm
         ifm = spread
-    ih, iw = ifm.shape[0], ifm.shape[1]
+    ih, iw = ifm.shape[-3], ifm.shape[-2]
+    top, left, _, _ = _padding(op)
+    reach_y, reach_x = _reach(op, kernel)
     height = max(reach_y, top + ih)
     width = max(reach_x, left + iw)
-    padded = np.full((height, width, depth), fill, dtype=np.int64)
     mask = np.zeros((height, width, 1), dtype=bool)
-    padded[top : top + ih, left : left + iw] = ifm
     mask[top : top + ih, left : left + iw] = True
+    if (height, width) == (ih, iw):  # no padding: the IFM itself
+        return ifm, mask
+    padded = np.full((*batch.lead, height, width, depth), fill, dtype=np.int64)
+    padded[..., top : top + ih, left : left + iw, :] = ifm
     return padded, mask
 
 
 def _windows(x: np.ndarray, kernel: Kernel, oh: int, ow: int):
-    """(ky, kx, view of shape (oh, ow, C)) for every kernel element."""
+    """(ky, kx, view of shape (..., oh, ow, C)) for every kernel element."""
     for ky in range(kernel.height):
         y0 = ky * kernel.dilation_y
         for kx in range(kernel.width):
@@ -406,8 +506,10 @@ def _windows(x: np.ndarray, kernel: Kernel, oh: int, ow: int):
                 ky,
                 kx,
                 x[
+                    ...,
                     y0 : y0 + (oh - 1) * kernel.stride_y + 1 : kernel.stride_y,
                     x0 : x0 + (ow - 1) * kernel.stride_x + 1 : kernel.stride_x,
+                    :,
                 ],
             )
 
@@ -431,7 +533,9 @@ def _decoded_weights(
     return weights
 
 
-def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
+def _conv(state: NpuState, batch: Batch, depthwise: bool) -> None:
+    """CONV or DEPTHWISE (never batched: a batch of one)."""
+    op = batch.op
     kernel = _kernel(op)
     oh, ow, oc = _ofm_shape(op)
     zp = _ifm_zero_point(op)
@@ -439,7 +543,7 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
     bits = _acc_bits(op)
     if op.value("WEIGHT1_LENGTH", "length", 0):
         raise _unsupported(op, "a second (dual-core) weight stream")
-    padded, _ = _padded_ifm(state, op, kernel, zp)
+    padded, _ = _padded_ifm(state, batch, kernel, zp)
     x = padded - zp  # padding contributes zero
     ic = x.shape[2]
     shape = (oc, kernel.height, kernel.width, 1 if depthwise else ic)
@@ -467,7 +571,7 @@ def _conv(state: NpuState, op: Operation, depthwise: bool) -> None:
         negative = _conv_sum(xp, wn, *dims) + _conv_sum(xn, wp, *dims)
         acc = _saturated(op, acc, positive, negative, bits)
     scales = _scale_stream(state, op, oc)
-    _finish(state, op, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
+    _finish(state, batch, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
 
 
 def _conv_sum(
@@ -505,25 +609,26 @@ def _saturated(op: Operation, acc, positive, negative, bits: int) -> np.ndarray:
     return out
 
 
-def _pool(state: NpuState, op: Operation) -> None:
+def _pool(state: NpuState, batch: Batch) -> None:
+    op = batch.op
     mode = op.fields["pooling_mode"]
     kernel = _kernel(op)
     oh, ow, oc = _ofm_shape(op)
     zp = _ifm_zero_point(op)
     if mode == 0:  # MAX: padding never wins
-        padded, mask = _padded_ifm(state, op, kernel, np.iinfo(np.int64).min // 4)
+        padded, mask = _padded_ifm(state, batch, kernel, np.iinfo(np.int64).min // 4)
         acc = None
         for _, _, view in _windows(padded, kernel, oh, ow):
             acc = view.copy() if acc is None else np.maximum(acc, view)
         acc = acc - zp
     elif mode in (1, 2):  # AVERAGE, REDUCE_SUM: sums of (x - zp); padding adds nothing
-        padded, mask = _padded_ifm(state, op, kernel, zp)
+        padded, mask = _padded_ifm(state, batch, kernel, zp)
         if mode == 2 and oc != 1:
             raise _unsupported(op, f"REDUCE_SUM into {oc} OFM channels")
         terms, over_depth = padded - zp, mode == 2
         acc = _pool_sum(terms, kernel, oh, ow, over_depth)
         bits = _acc_bits(op)
-        count = kernel.height * kernel.width * (terms.shape[2] if over_depth else 1)
+        count = kernel.height * kernel.width * (terms.shape[-1] if over_depth else 1)
         if np.abs(terms).max(initial=0) * count >= 1 << (bits - 1):
             positive = _pool_sum(np.maximum(terms, 0), kernel, oh, ow, over_depth)
             negative = _pool_sum(np.minimum(terms, 0), kernel, oh, ow, over_depth)
@@ -536,23 +641,30 @@ def _pool(state: NpuState, op: Operation) -> None:
             acc = arith.padded_average(acc, counts)
     else:
         raise _unsupported(op, f"pooling mode {mode}")
-    if acc.shape[2] < oc:
+    if acc.shape[-1] < oc:
         raise ProgramError(f"NPU executor: operation {op.index}: IFM depth below the OFM's")
     acc = acc[..., :oc]
-    if _val(op, "OFM_PRECISION", "scale_mode", 1) == 0 and op.value("SCALE_LENGTH", "length"):
+    if _scaled_per_channel(op):
         scales = _scale_stream(state, op, oc)
-        _finish(state, op, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
+        _finish(state, batch, acc, scales.bias, scales.scale.astype(np.int64), scales.shift)
     else:
         scale, shift = _global_scale(op)
-        _finish(state, op, acc, 0, scale, shift)
+        _finish(state, batch, acc, 0, scale, shift)
+
+
+def _scaled_per_channel(op: Operation) -> bool:
+    """A POOL scaled by a scale stream (else by OFM_SCALE)."""
+    return _val(op, "OFM_PRECISION", "scale_mode", 1) == 0 and bool(
+        op.value("SCALE_LENGTH", "length")
+    )
 
 
 def _pool_sum(terms: np.ndarray, kernel: Kernel, oh: int, ow: int, over_depth: bool) -> np.ndarray:
     """Sum over the kernel; REDUCE_SUM also over the IFM's depth (Vela: a 1x1 kernel, OFM C=1)."""
-    acc = np.zeros((oh, ow, terms.shape[2]), dtype=np.int64)
+    acc = np.zeros((*terms.shape[:-3], oh, ow, terms.shape[-1]), dtype=np.int64)
     for _, _, view in _windows(terms, kernel, oh, ow):
         acc += view
-    return acc.sum(axis=2, keepdims=True) if over_depth else acc
+    return acc.sum(axis=-1, keepdims=True) if over_depth else acc
 
 
 def _hardware_scaled(op: Operation) -> None:
@@ -570,13 +682,18 @@ ELEMENTWISE = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", 
 UNARY = ("LRELU", "ABS", "CLZ")
 
 
-def _elementwise(state: NpuState, op: Operation) -> None:
+def _elementwise_mode(op: Operation) -> str:
     code = op.fields["elementwise_mode"]
     if code >= len(ELEMENTWISE):
         raise _unsupported(op, f"elementwise mode {code}")
-    mode = ELEMENTWISE[code]
+    return ELEMENTWISE[code]
+
+
+def _elementwise(state: NpuState, batch: Batch) -> None:
+    op = batch.op
+    mode = _elementwise_mode(op)
     shape = _ofm_shape(op)
-    ifm = _read(state, op, "IFM", shape)
+    ifm = _read(state, batch, "IFM", shape)
     zp_a = _ifm_zero_point(op)
     scale, shift = _global_scale(op)
     ifm_dtype, _ = _precision(op, "IFM")
@@ -586,12 +703,12 @@ def _elementwise(state: NpuState, op: Operation) -> None:
             # alpha is OFM_SCALE; positive values pass unscaled
             x = ifm - zp_a
             acc = arith.leaky_relu(x, scale, shift, _round_mode(op, "OFM_PRECISION"))
-            _finish(state, op, acc, 0, 1, 0)
+            _finish(state, batch, acc, 0, 1, 0)
             return
         acc = arith.elementwise_acc(mode, ifm, zp_a=zp_a if mode == "ABS" else 0)
-        _finish(state, op, acc, 0, scale, shift)
+        _finish(state, batch, acc, 0, scale, shift)
         return
-    b = _ifm2(state, op, shape)
+    b = _ifm2(state, batch, shape)
     zp_b = _ifm_zero_point(op, "IFM2")
     reversed_order = bool(_val(op, "IFM2_BROADCAST", "operand_order", 0))
     if mode in ("ADD", "SUB"):
@@ -611,21 +728,29 @@ def _elementwise(state: NpuState, op: Operation) -> None:
             acc = arith.elementwise_acc(mode, a - za, bb, shift_mode=in_round)
         else:
             acc = arith.elementwise_acc(mode, a, bb, za, zb)
-    _finish(state, op, acc, 0, scale, shift)
+    _finish(state, batch, acc, 0, scale, shift)
 
 
-def _ifm2(state: NpuState, op: Operation, shape: tuple[int, int, int]) -> np.ndarray:
-    """IFM2 broadcast to the OFM shape: a scalar, or a map with broadcast H/W/C of extent 1."""
+def _ifm2_extent(op: Operation, shape: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """The IFM2 map's extent: the OFM's, 1 along broadcast axes; None for a scalar."""
     reg = "IFM2_BROADCAST"
     if _val(op, reg, "broadcast_constant", 0):
+        return None
+    h, w, c = (1 if _val(op, reg, f"broadcast_{a}", 0) else n for a, n in zip("hwc", shape))
+    return h, w, c
+
+
+def _ifm2(state: NpuState, batch: Batch, shape: tuple[int, int, int]) -> np.ndarray:
+    """IFM2 broadcast to the OFM shape: a scalar (its (H, W, C) broadcasts against a batch's
+    arrays), or a map with broadcast H/W/C of extent 1."""
+    op = batch.op
+    extent = _ifm2_extent(op, shape)
+    if extent is None:
         dtype, _ = _precision(op, "IFM2")
         raw = _val(op, "IFM2_SCALAR", "scalar")
         value = as_signed(raw, 16) if dtype.kind == "i" else raw
         return np.full(shape, value, dtype=np.int64)
-    extent = tuple(
-        1 if _val(op, reg, f"broadcast_{axis}", 0) else n for axis, n in zip("hwc", shape)
-    )
-    return np.broadcast_to(_read(state, op, "IFM2", extent), shape)  # type: ignore[arg-type]
+    return np.broadcast_to(_read(state, batch, "IFM2", extent), batch.lead + shape)
 
 
 @dataclass(frozen=True)
@@ -707,36 +832,180 @@ def _dma(state: NpuState, op: Operation) -> None:
 
 
 IGNORED = ("DMA_WAIT", "KERNEL_WAIT", "PMU_MASK", "STOP", "IRQ")
+POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM")
+# What may differ between the operations of a batch: where their feature maps are.
+BASE_REGISTERS = frozenset(f"{fm}_BASE{t}" for fm in ("IFM", "IFM2", "OFM") for t in range(4))
+BATCH_ELEMENTS = 1 << 20  # feature-map elements of one batch at most: bounds its arrays
+
+# progress(done, total): operations done so far of the stream's total
+Progress = Callable[[int, int], None]
 
 
-def execute(decoded: DecodedCmdData, state: NpuState) -> NpuState:
-    """Run every operation of the stream, in order, on `state` (modified in place)."""
-    for op in decoded.operations:
-        kind = op.kind
-        if kind in IGNORED:
-            continue
-        started = time.perf_counter()
-        macs = 0
-        if kind == "DMA_START":
-            _dma(state, op)
-            mode, shape = "", None
-        elif kind in ("CONV", "DEPTHWISE"):
-            _conv(state, op, depthwise=kind == "DEPTHWISE")
-            mode, shape = "", _ofm_shape(op)
-            kernel = _kernel(op)
-            depth = 1 if kind == "DEPTHWISE" else _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
-            macs = int(np.prod(shape)) * kernel.height * kernel.width * depth
-        elif kind == "POOL":
-            _pool(state, op)
-            mode, shape = (
-                ("MAX", "AVERAGE", "REDUCE_SUM")[op.fields["pooling_mode"]],
-                _ofm_shape(op),
-            )
-        elif kind == "ELEMENTWISE":
-            _elementwise(state, op)
-            mode, shape = ELEMENTWISE[op.fields["elementwise_mode"]], _ofm_shape(op)
+def execute(decoded: DecodedCmdData, state: NpuState, progress: Progress | None = None) -> NpuState:
+    """Run every operation of the stream, in order, on `state` (modified in place).
+
+    Runs of POOL or ELEMENTWISE operations that differ only in their base addresses (Vela's
+    tiling of a big copy or transpose) are computed in batches (`_run`), each as numpy's
+    work over all its operations at once, where that gives what one by one would.
+    `progress` is called between operations and batches (a host link kept alive by it)."""
+    ops = decoded.operations
+    at = 0
+    while at < len(ops):
+        if progress is not None:
+            progress(at, len(ops))
+        op = ops[at]
+        end = _run_end(ops, at) if _batchable(op) else at + 1
+        if end - at > 1:
+            _run(state, ops, at, end, progress)
         else:
-            raise _unsupported(op, f"operation {kind}")
-        seconds = time.perf_counter() - started
-        state.trace.append(TraceEntry(op.index, kind, mode, shape, seconds, macs))
+            _execute_one(state, op)
+        at = end
+    if progress is not None:
+        progress(len(ops), len(ops))
     return state
+
+
+def _execute_one(state: NpuState, op: Operation) -> None:
+    kind = op.kind
+    if kind in IGNORED:
+        return
+    started = time.perf_counter()
+    macs = 0
+    if kind == "DMA_START":
+        _dma(state, op)
+        mode, shape = "", None
+    elif kind in ("CONV", "DEPTHWISE"):
+        _conv(state, Batch([op]), depthwise=kind == "DEPTHWISE")
+        mode, shape = "", _ofm_shape(op)
+        kernel = _kernel(op)
+        depth = 1 if kind == "DEPTHWISE" else _val(op, "IFM_DEPTH_M1", "depth_m1") + 1
+        macs = int(np.prod(shape)) * kernel.height * kernel.width * depth
+    elif kind == "POOL":
+        _pool(state, Batch([op]))
+        mode, shape = POOL_MODES[op.fields["pooling_mode"]], _ofm_shape(op)
+    elif kind == "ELEMENTWISE":
+        _elementwise(state, Batch([op]))
+        mode, shape = ELEMENTWISE[op.fields["elementwise_mode"]], _ofm_shape(op)
+    else:
+        raise _unsupported(op, f"operation {kind}")
+    seconds = time.perf_counter() - started
+    state.trace.append(TraceEntry(op.index, kind, mode, shape, seconds, macs))
+
+
+# ---------------------------------------------------------------- batches
+
+
+def _batchable(op: Operation) -> bool:
+    """POOL (scaled by OFM_SCALE: a scale stream is memory an operation could overwrite) and
+    ELEMENTWISE: the operations that read feature maps and registers only."""
+    if op.kind == "POOL":
+        return op.fields["pooling_mode"] < len(POOL_MODES) and not _scaled_per_channel(op)
+    return op.kind == "ELEMENTWISE" and op.fields["elementwise_mode"] < len(ELEMENTWISE)
+
+
+def _run_end(ops: Sequence[Operation], start: int) -> int:
+    """The end of the run of operations from `start` that differ only in base addresses: the
+    same command, and no register but a base set between them."""
+    first, end = ops[start], start + 1
+    while end < len(ops):
+        op = ops[end]
+        changed = op.changed
+        if op.command is not first.command or op.param != first.param or changed is None:
+            break
+        if not changed <= BASE_REGISTERS:
+            break
+        end += 1
+    return end
+
+
+def _run(
+    state: NpuState, ops: Sequence[Operation], start: int, end: int, progress: Progress | None
+) -> None:
+    """The run ops[start:end] (`_run_end`) in batches: from each next operation, as many as
+    do not depend on each other (`_independent`), up to BATCH_ELEMENTS."""
+    first = ops[start]
+    footprint = sum(math.prod(shape) for _, shape in _inputs(first))
+    limit = max(1, BATCH_ELEMENTS // (footprint + math.prod(_ofm_shape(first))))
+    at, size = start, limit
+    while at < end:
+        if progress is not None:
+            progress(at, len(ops))
+        window = Batch(ops[at : min(end, at + size)])
+        try:
+            count = _independent(state, window)
+        except ProgramError:  # one of them is refused: one by one, up to the refusal
+            for op in window.ops:
+                _execute_one(state, op)
+            at += len(window.ops)
+            continue
+        _execute_batch(state, window.head(count))
+        at += count
+        size = min(limit, 2 * count if count < len(window.ops) else 2 * size)
+
+
+def _execute_batch(state: NpuState, batch: Batch) -> None:
+    """Operations that do not depend on each other (`_independent`), as one computation."""
+    if len(batch.ops) == 1:
+        _execute_one(state, batch.op)
+        return
+    op = batch.op
+    started = time.perf_counter()
+    try:
+        if op.kind == "POOL":
+            _pool(state, batch)
+            mode = POOL_MODES[op.fields["pooling_mode"]]
+        else:
+            _elementwise(state, batch)
+            mode = ELEMENTWISE[op.fields["elementwise_mode"]]
+    except ProgramError:  # nothing written: one by one, for the refusal of the right one
+        for each in batch.ops:
+            _execute_one(state, each)
+        return
+    seconds = (time.perf_counter() - started) / len(batch.ops)
+    shape = _ofm_shape(op)
+    kind = op.kind
+    state.trace.extend(TraceEntry(o.index, kind, mode, shape, seconds) for o in batch.ops)
+
+
+def _inputs(op: Operation) -> list[tuple[str, tuple[int, int, int]]]:
+    """The feature maps a POOL or ELEMENTWISE operation reads, with their extents."""
+    if op.kind == "POOL":
+        return [("IFM", _ifm_extent(op, _kernel(op)))]
+    shape = _ofm_shape(op)
+    reads = [("IFM", shape)]
+    extent = None if _elementwise_mode(op) in UNARY else _ifm2_extent(op, shape)
+    if extent is not None:
+        reads.append(("IFM2", extent))
+    return reads
+
+
+def _independent(state: NpuState, batch: Batch) -> int:
+    """How many of the batch's operations, from the first, give together what they give one
+    by one: none of them reads a byte an earlier one writes, and no two write the same byte
+    (a batch reads all its inputs before it writes). At least 1."""
+    op, n = batch.op, len(batch.ops)
+    if n == 1:
+        return 1
+    memory = state.region(op, _val(op, "OFM_REGION", "region"))
+    ofm = _feature_map(op, "OFM", _ofm_shape(op))
+    written = ofm._byte_index(memory.size, batch.bases("OFM", ofm)).reshape(n, -1)
+    order = np.argsort(written, axis=None, kind="stable")  # equal bytes: the earlier op first
+    addresses, writers = written.reshape(-1)[order], order // written.shape[1]
+    first = n
+    again = (addresses[1:] == addresses[:-1]) & (writers[1:] != writers[:-1])
+    if again.any():
+        first = int(writers[1:][again].min())
+    for prefix, extent in _inputs(op):
+        region = state.region(op, _val(op, f"{prefix}_REGION", "region"))
+        if region is not memory:
+            if np.may_share_memory(region, memory):  # views of one memory: no telling
+                return 1
+            continue
+        fm = _feature_map(op, prefix, extent)
+        read = fm._byte_index(region.size, batch.bases(prefix, fm)).reshape(n, -1)
+        at = np.minimum(np.searchsorted(addresses, read), addresses.size - 1)
+        earlier = (addresses[at] == read) & (writers[at] < np.arange(n)[:, None])
+        readers = np.flatnonzero(earlier.any(axis=1))
+        if readers.size:
+            first = min(first, int(readers[0]))
+    return max(first, 1)

@@ -15,6 +15,12 @@ be negative (Vela's transposes and reverses). Every byte an access touches is ch
 the region: a command stream that reaches outside it is refused, never wraps or reads junk.
 `overlap` finds two elements sharing a byte: an OFM like that has no one result.
 
+Where each element lies relative to its tile's base depends on the shape, tiles, strides and
+format only: that grid is computed once per layout (`_tile_offsets`) and the bases added per
+access, and `read`/`write` also take many sets of bases at once (operations that differ only
+in where their tiles are, as Vela tiles a big copy or transpose: sdk.npu.execute runs them
+together).
+
 Open point: for NHCWB16, Vela always writes STRIDE_X = 16*elem, and the address formula of
 both Vela and regor uses the brick width, not STRIDE_X; a hand-made stream with another
 STRIDE_X would tell whether the hardware uses the register. Here the register is ignored for
@@ -23,6 +29,8 @@ NHCWB16, as Vela's formula has it.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -83,8 +91,8 @@ class FeatureMap:
     def elem(self) -> int:
         return np.dtype(self.dtype).itemsize
 
-    def used_bases(self) -> list[int]:
-        """The bases of the tiles the shape reaches (others are don't-care registers)."""
+    def used_tiles(self) -> list[int]:
+        """The tiles the shape reaches (the other tiles' bases are don't-care registers)."""
         used = [0]
         if self.width > self.width0:
             used.append(1)
@@ -92,7 +100,18 @@ class FeatureMap:
                 used.append(3)
         if self.height > self.height0:
             used.append(2)
-        return [self.bases[t] for t in used]
+        return used
+
+    def used_bases(self) -> list[int]:
+        """The bases of the tiles the shape reaches."""
+        return [self.bases[t] for t in self.used_tiles()]
+
+    @property
+    def geometry(self) -> tuple:
+        """Everything but the bases and the name: what the element offsets in a tile follow."""
+        strides = (self.stride_y, self.stride_x, self.stride_c)
+        return (self.shape, self.height0, self.height1, self.width0, strides, self.layout,
+                self.elem)  # fmt: skip
 
     def addresses(self, y: np.ndarray, x: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Byte offsets in the region of elements (y, x, c) (broadcast against each other)."""
@@ -113,13 +132,19 @@ class FeatureMap:
             + (c % BRICK) * self.elem
         )
 
-    def grid(self) -> np.ndarray:
-        """Byte offsets of every element, shape (H, W, C)."""
-        return self.addresses(
-            np.arange(self.height)[:, None, None],
-            np.arange(self.width)[None, :, None],
-            np.arange(self.depth)[None, None, :],
-        )
+    def grid(self, bases: np.ndarray | None = None) -> np.ndarray:
+        """Byte offsets of every element, shape (H, W, C); with `bases`, an (N, 4) array of N
+        sets of tile bases, shape (N, H, W, C)."""
+        offsets, tile = _tile_offsets(self)
+        if bases is None:
+            start = np.asarray(self.bases, dtype=np.int64)
+            return offsets + (start[0] if tile is None else start[tile])
+        bases = np.asarray(bases, dtype=np.int64)
+        if self.layout is Layout.NHCWB16 and np.any(bases[:, self.used_tiles()] % 16):
+            raise ProgramError(f"{self.name}: an NHCWB16 tile base is not 16-byte aligned")
+        if tile is None:
+            return offsets + bases[:, 0, None, None, None]
+        return offsets + bases[:, tile]
 
     def overlap(self) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
         """Two elements that share a byte, or None. Written as an OFM, such a map leaves what
@@ -127,18 +152,9 @@ class FeatureMap:
         decides: a tile base that wraps back over tile 0, or a stride below the row's size."""
         if self._nested():
             return None
-        start = self.grid().reshape(-1)
-        order = np.argsort(start, kind="stable")
-        ordered = start[order]
-        # same-size elements: any two overlap only if two neighbours in address order do
-        clash = np.nonzero(ordered[1:] < ordered[:-1] + self.elem)[0]
-        if clash.size == 0:
-            return None
-        first, second = order[clash[0]], order[clash[0] + 1]
-        return (
-            tuple(int(v) for v in np.unravel_index(first, self.shape)),  # type: ignore[return-value]
-            tuple(int(v) for v in np.unravel_index(second, self.shape)),
-        )
+        used = self.used_tiles()  # only where the tiles lie relative to each other counts
+        relative = tuple(self.bases[t] - self.bases[0] if t in used else 0 for t in range(4))
+        return _overlap(dataclasses.replace(_canonical(self), bases=relative))
 
     def _nested(self) -> bool:
         """One NHWC tile whose rows hold their elements and whose planes hold their rows, in
@@ -153,34 +169,101 @@ class FeatureMap:
             sy = sx * self.width
         return (sx >= row and sy >= sx * self.width) or (sy >= row and sx >= sy * self.height)
 
-    def _byte_index(self, region_size: int) -> np.ndarray:
-        start = self.grid()
-        index = start[..., None] + np.arange(self.elem)
-        bad = (start < 0) | (start + self.elem > region_size)
-        if np.any(bad):
-            y, x, c = (int(v[0]) for v in np.nonzero(bad))
+    def _byte_index(self, region_size: int, bases: np.ndarray | None = None) -> np.ndarray:
+        """The region byte of every byte of every element, shape (H, W, C, elem) (or
+        (N, H, W, C, elem) for N sets of bases: `grid`); outside the region is refused."""
+        start = self.grid(bases)
+        if start.size and (start.min() < 0 or start.max() + self.elem > region_size):
+            bad = (start < 0) | (start + self.elem > region_size)
+            at = tuple(int(v[0]) for v in np.nonzero(bad))
+            y, x, c = at[-3:]
             raise ProgramError(
-                f"{self.name}: element (y={y}, x={x}, c={c}) at byte {int(start[y, x, c])} "
+                f"{self.name}: element (y={y}, x={x}, c={c}) at byte {int(start[at])} "
                 f"lies outside its region of {region_size} bytes (shape {self.shape}, "
-                f"bases {self.bases}, strides y/x/c {self.stride_y}/{self.stride_x}/"
-                f"{self.stride_c}, {self.layout.name})"
+                f"bases {self.bases if bases is None else tuple(bases[at[0]])}, strides "
+                f"y/x/c {self.stride_y}/{self.stride_x}/{self.stride_c}, {self.layout.name})"
             )
-        return index
+        if self.elem == 1:
+            return start[..., None]
+        return start[..., None] + np.arange(self.elem)
 
-    def read(self, region: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
-        """The whole map as an (H, W, C) array of its element type."""
+    def read(
+        self, region: bytes | bytearray | memoryview | np.ndarray, bases: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The whole map as an (H, W, C) array of its element type; with `bases` (`grid`),
+        the N maps at those bases as an (N, H, W, C) array."""
         raw = _as_bytes(region)
-        picked = raw[self._byte_index(raw.size)]
+        picked = raw[self._byte_index(raw.size, bases)]
         return np.ascontiguousarray(picked).view(self.dtype)[..., 0]
 
-    def write(self, region: bytearray | np.ndarray, values: np.ndarray) -> None:
-        """Store an (H, W, C) array (cast to the element type, so callers clamp first)."""
+    def write(
+        self, region: bytearray | np.ndarray, values: np.ndarray, bases: np.ndarray | None = None
+    ) -> None:
+        """Store an (H, W, C) array (cast to the element type, so callers clamp first); with
+        `bases` (`grid`), N maps from an (N, H, W, C) array (maps that share no byte)."""
         raw = _as_bytes(region, writable=True)
         values = np.asarray(values)
-        if values.shape != self.shape:
-            raise ProgramError(f"{self.name}: writing {values.shape} into a {self.shape} map")
+        shape = self.shape if bases is None else (len(bases), *self.shape)
+        if values.shape != shape:
+            raise ProgramError(f"{self.name}: writing {values.shape} into a {shape} map")
+        index = self._byte_index(raw.size, bases)
         data = np.ascontiguousarray(values.astype(self.dtype)).view(np.uint8)
-        raw[self._byte_index(raw.size)] = data.reshape(*self.shape, self.elem)
+        raw[index] = data.reshape(index.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_offsets(fm: FeatureMap) -> tuple[np.ndarray, np.ndarray | None]:
+    offsets, tile = _offsets_from_tile_base(fm)
+    offsets.flags.writeable = False
+    if tile is not None:
+        tile.flags.writeable = False
+    return offsets, tile
+
+
+def _tile_offsets(fm: FeatureMap) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each element's byte offset from its tile's base, (H, W, C), and its tile (None when
+    all are in tile 0), computed once per geometry: many operations share one."""
+    return _cached_offsets(_canonical(fm))
+
+
+def _canonical(fm: FeatureMap) -> FeatureMap:
+    """The map with its geometry only (bases 0, no name): one cache entry per geometry."""
+    return FeatureMap(
+        *fm.shape, (0, 0, 0, 0), fm.height0, fm.height1, fm.width0, fm.stride_y, fm.stride_x,
+        fm.stride_c, fm.layout, np.dtype(fm.dtype), "",
+    )  # fmt: skip
+
+
+def _offsets_from_tile_base(fm: FeatureMap) -> tuple[np.ndarray, np.ndarray | None]:
+    y = np.arange(fm.height)[:, None, None]
+    x = np.arange(fm.width)[None, :, None]
+    c = np.arange(fm.depth)[None, None, :]
+    offsets = fm.addresses(y, x, c)  # the bases are 0
+    offsets = np.ascontiguousarray(np.broadcast_to(offsets, fm.shape))
+    if fm.used_tiles() == [0]:
+        return offsets, None
+    right = x >= fm.width0
+    lower = np.where(right, y >= fm.height1, y >= fm.height0)
+    tile = np.broadcast_to(right.astype(np.int64) + 2 * lower, fm.shape)
+    return offsets, np.ascontiguousarray(tile)
+
+
+@functools.lru_cache(maxsize=256)
+def _overlap(fm: FeatureMap) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """FeatureMap.overlap of a canonical map (tile 0 at 0), once per geometry and placement
+    of the tiles: the answer does not change when every base moves by the same amount."""
+    start = fm.grid().reshape(-1)
+    order = np.argsort(start, kind="stable")
+    ordered = start[order]
+    # same-size elements: any two overlap only if two neighbours in address order do
+    clash = np.nonzero(ordered[1:] < ordered[:-1] + fm.elem)[0]
+    if clash.size == 0:
+        return None
+    first, second = order[clash[0]], order[clash[0] + 1]
+    return (
+        tuple(int(v) for v in np.unravel_index(first, fm.shape)),  # type: ignore[return-value]
+        tuple(int(v) for v in np.unravel_index(second, fm.shape)),
+    )
 
 
 def _as_bytes(region, writable: bool = False) -> np.ndarray:

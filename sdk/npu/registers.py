@@ -14,6 +14,7 @@ parameter bits 16-31; a cmd1 command carries one more 32-bit payload word.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as _wheel
 
@@ -208,12 +209,12 @@ class Command:
     cmd1: bool
     fields: tuple[Field, ...]
 
-    @property
+    @cached_property  # read once per command of a stream: decoding streams of 10^6 commands
     def register(self) -> str:
         """The short name a register set is kept under (IFM_BASE0); the op's kind for ops."""
         return self.name.removeprefix("NPU_SET_").removeprefix("NPU_OP_")
 
-    @property
+    @cached_property
     def is_operation(self) -> bool:
         return self.name.startswith("NPU_OP_")
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from sdk.errors import ProgramError, TargetError
 from sdk.npu.decode import DecodedCmdData, decode_cmd_data
-from sdk.npu.execute import NpuState, TraceEntry, execute, lut_base_for
+from sdk.npu.execute import NpuState, Progress, TraceEntry, execute, lut_base_for
 from sdk.program.pte import LoadedProgram
 from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
 from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
@@ -61,7 +61,10 @@ class CommandStreamExecutor:
     def io(self, delegate_index: int) -> TosaGraphInfo:
         return self._delegate(delegate_index)[2]
 
-    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self, delegate_index: int, inputs: list[np.ndarray], progress: Progress | None = None
+    ) -> list[np.ndarray]:
+        """The delegate's outputs; `progress(done, total)` between the stream's operations."""
         stream, decoded, io = self._delegate(delegate_index)
         if len(inputs) != len(stream.inputs):
             raise TargetError(
@@ -83,7 +86,7 @@ class CommandStreamExecutor:
             {0: np.frombuffer(weights, dtype=np.uint8).copy(), 1: scratch, 2: scratch},
             lut_base=lut_base_for(decoded.npu_config),
         )
-        execute(decoded, state)
+        execute(decoded, state, progress)
         self.trace = state.trace
         outputs = []
         for record, info in zip(stream.outputs, io.outputs):

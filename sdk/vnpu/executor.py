@@ -15,12 +15,15 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from sdk.errors import ProgramError, TargetError
 from sdk.program.tosa_file import TosaGraphInfo, find_tosa, read_tosa_io
+
+if TYPE_CHECKING:
+    from sdk.npu.execute import Progress  # (done, total) between steps of a job
 
 
 class NpuExecutor(Protocol):
@@ -30,7 +33,12 @@ class NpuExecutor(Protocol):
         """The delegate's inputs and outputs (shape, dtype), in order."""
         ...
 
-    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]: ...
+    def run(
+        self, delegate_index: int, inputs: list[np.ndarray], progress: Progress | None = None
+    ) -> list[np.ndarray]:
+        """The delegate's outputs; `progress(done, total)` is called between steps of the job
+        (sdk.vnpu.u55 keeps the firmware's exchange alive with it while the host computes)."""
+        ...
 
 
 @contextlib.contextmanager
@@ -72,8 +80,15 @@ class TosaExecutor:
     def io(self, delegate_index: int) -> TosaGraphInfo:
         return self._graph(delegate_index)[1]
 
-    def run(self, delegate_index: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self, delegate_index: int, inputs: list[np.ndarray], progress: Progress | None = None
+    ) -> list[np.ndarray]:
+        """The reference model runs the graph in one call: `progress` is called before it
+        only (it has no steps to report)."""
         import tosa_reference_model as reference
+
+        if progress is not None:
+            progress(0, 1)
 
         tosa, graph = self._graph(delegate_index)
         if len(inputs) != len(graph.inputs):

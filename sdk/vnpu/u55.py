@@ -21,6 +21,12 @@ would, through the target's memory:
 Memory the firmware will not let the NPU reach is the NPU's bus_status; a job the executor
 refuses is cmd_parse_error. Either way `fault` keeps the reason for the host's error message.
 PMCCNTR stays 0: the model does not time the NPU.
+
+The firmware waits for the host inside the exchange that started the job and gives up after
+kNpuTimeoutSeconds (firmware/link/server.h: 60 s of its own time) without a request from it.
+A long job (the functional model on 10^5-10^6 operations takes minutes) keeps it alive: the
+executor reports progress between operations, and at most every KEEPALIVE_SECONDS of host time
+the model reads one byte of the command stream (`KeepAlive`), a request the firmware answers.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import contextlib
 import hashlib
 import io
 import math
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -49,6 +56,9 @@ if TYPE_CHECKING:
     from sdk.link.session import LinkSession
 
 REG = {r.name: r.value for e in (regs.BASE, regs.BASE_POINTERS, regs.PMU) for r in e}
+# Host seconds between the requests that keep a long job's exchange alive: well inside the
+# firmware's 60 s (of its time, which on QEMU may run faster than the host's).
+KEEPALIVE_SECONDS = 2.0
 SCRATCH_REGIONS = (1, 2)  # Vela's scratch and fast scratch: one arena on this firmware
 # CMD bits the register keeps (clock_q_enable, power_q_enable); the others are actions.
 CMD_KEPT = 0xC
@@ -97,6 +107,36 @@ class NpuFault(SdkError):
         self.status = status
 
 
+_clock = time.monotonic  # host time (tests replace it)
+
+
+class KeepAlive:
+    """The executor's progress callback during a job: the firmware hears from the host at
+    least every `interval` seconds of host time while the host computes, by a 1-byte NPU_READ
+    at `address` (the command stream the job runs: memory the NPU reads)."""
+
+    def __init__(
+        self, session: LinkSession, address: int, interval: float = KEEPALIVE_SECONDS
+    ) -> None:
+        self.session = session
+        self.address = address
+        self.interval = interval
+        self.requests = 0
+        self.failure: SdkError | None = None  # the request's own failure, not the job's
+        self._last = _clock()
+
+    def __call__(self, done: int, total: int) -> None:
+        if _clock() - self._last < self.interval:
+            return
+        try:
+            _bus(self.session.npu_read, self.address, 1, "the command stream (keep-alive)")
+        except SdkError as failure:
+            self.failure = failure
+            raise
+        self.requests += 1
+        self._last = _clock()
+
+
 @dataclass
 class Delegate:
     index: int
@@ -115,6 +155,7 @@ class VirtualU55:
     tosa_dir: Path | None = None
     npu_executor: str = VIRTUAL_NPU_EXECUTOR
     executor: NpuExecutor | None = None
+    keepalive_seconds: float = KEEPALIVE_SECONDS
     register_accesses: int = 0
     interrupts: int = 0
     jobs: int = 0
@@ -255,20 +296,23 @@ class VirtualU55:
             _bus(session.npu_read, scratch + r.offset, r.nbytes, f"input {k}")
             for k, r in enumerate(stream.inputs)
         ]
-        outputs = self._execute(delegate, inputs)
+        outputs = self._execute(delegate, inputs, KeepAlive(session, qbase, self.keepalive_seconds))
         for k, (record, data) in enumerate(zip(stream.outputs, outputs, strict=True)):
             try:
                 session.npu_write(scratch + record.offset, data)
             except FirmwareRefused as refused:
                 raise NpuFault(STATUS_BUS_FAULT, f"output {k}: {refused.reply.reason}") from None
 
-    def _execute(self, delegate: Delegate, inputs: list[bytes]) -> list[bytes]:
+    def _execute(
+        self, delegate: Delegate, inputs: list[bytes], keepalive: KeepAlive
+    ) -> list[bytes]:
         if self.executor is None:
             from sdk.vnpu.executor import make_executor
 
             self.executor = make_executor(self.npu_executor, self.program, self.tosa_dir)
         stream = delegate.stream
-        graph = self.executor.io(delegate.index)
+        graph = self.executor.io(delegate.index)  # the first time: parsed and decoded
+        keepalive(0, 1)
         arrays = []
         for k, (record, tensor, data) in enumerate(zip(stream.inputs, graph.inputs, inputs)):
             dtype = _element_dtype(record, "input", k)
@@ -280,8 +324,10 @@ class VirtualU55:
                 )
             arrays.append(np.frombuffer(data, dtype).reshape(tensor.shape))
         try:
-            results = self.executor.run(delegate.index, arrays)
+            results = self.executor.run(delegate.index, arrays, keepalive)
         except SdkError as exc:
+            if exc is keepalive.failure:  # the link's (or a bus fault), not the job's
+                raise
             reason = f"delegate {delegate.index}: {exc.message}"
             raise NpuFault(STATUS_PARSE_ERROR, reason) from None
         outputs = []

@@ -64,13 +64,18 @@ def test_each_operation_carries_the_register_state_before_it(delegate_streams, m
     for stream in delegate_streams(model, quant):
         decoded = decode_cmd_data(stream.cmd_data)
         last: dict[str, RegisterSet] = {}
+        since: set[str] = set()  # set since the previous operation
         for cmd in decoded.commands:
             if isinstance(cmd, Operation):
                 assert dict(cmd.state) == last, f"{stream.case} op {cmd.index}"
+                assert len(cmd.state) == len(last) and list(cmd.state) == list(last)
+                assert cmd.changed == since, f"{stream.case} op {cmd.index}"
                 with pytest.raises(TypeError):
                     cmd.state["IFM_BASE0"] = cmd  # a snapshot, not a live view
+                since = set()
             else:
                 last[cmd.register] = cmd
+                since.add(cmd.register)
         ops = decoded.operations
         assert [op.index for op in ops] == list(range(len(ops)))
         assert ops[-1].kind == "STOP"
