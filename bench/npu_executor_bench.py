@@ -1,4 +1,5 @@
-"""Host time of the command-stream executor (sdk/npu/execute.py): per MAC and per program.
+"""Host time of the command-stream executor (sdk/ethosu/functional/execute.py): per MAC and
+per program.
 
 Runs every Ethos-U delegate of the given programs on the command-stream executor (random
 inputs in range, a warm-up run first so the weight streams are decoded once, as in repeated
@@ -25,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 def main() -> int:
     from sdk.program.pte import load_program
-    from sdk.vnpu.command_stream import CommandStreamExecutor
+    from sdk.reference.command_stream import CommandStreamExecutor
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("programs", nargs="+", type=Path)

@@ -2,7 +2,8 @@
 
 For every Ethos-U delegate of the given programs: the time to parse and decode its payload, the
 time of one run on random inputs in range (runs of like operations batched, the default), and
-with --check the same run one operation at a time (sdk.npu.execute.BATCH_ELEMENTS 0) and
+with --check the same run one operation at a time
+(sdk.ethosu.functional.execute.BATCH_ELEMENTS 0) and
 whether the two outputs are bit-identical. Host wall-clock time on a shared machine: a rough
 figure, not a measurement of anything the NPU does. bench/npu_executor_bench.py breaks a run
 down by operation kind instead.
@@ -24,9 +25,9 @@ sys.path.insert(0, str(REPO))
 
 
 def main() -> int:
-    from sdk.npu import execute as npu_execute
+    from sdk.ethosu.functional import execute as npu_execute
     from sdk.program.pte import load_program
-    from sdk.vnpu.command_stream import CommandStreamExecutor
+    from sdk.reference.command_stream import CommandStreamExecutor
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("programs", nargs="+", type=Path)

@@ -40,9 +40,9 @@ def _db(value: float | None) -> str:
 
 
 def measure(name: str, quant: str, workdir: Path) -> dict:
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
 
     start = time.monotonic()

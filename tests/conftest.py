@@ -73,8 +73,8 @@ def quantized_model():
 
     `model` names an example (examples/<model>.py) or is a model file's path (`file.py` or
     `file.py:Name`, as `sdk.export.model_loader` takes it); `options` a QuantOptions."""
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import quantize
 
     cache: dict[tuple[str, str, str], object] = {}
@@ -122,7 +122,7 @@ def stock_program(quantized_model, tmp_path_factory):
     from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    from sdk.export.npu import NpuConfig
+    from sdk.ethosu.config import NpuConfig
 
     cache: dict[tuple[str, str], tuple[Path, object]] = {}
 

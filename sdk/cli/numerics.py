@@ -32,9 +32,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
     from sdk.utils.npz import read_arrays
 

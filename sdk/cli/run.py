@@ -78,7 +78,7 @@ def add_parser(subparsers) -> None:
 
 
 def add_npu_executor_argument(p: argparse.ArgumentParser, where: str) -> None:
-    from sdk.vnpu.executor import NPU_EXECUTORS
+    from sdk.reference.executor import NPU_EXECUTORS
 
     p.add_argument(
         "--npu-executor",

@@ -46,15 +46,16 @@ from sdk.deploy.references import (
 from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_entries
 from sdk.deploy.verdict import judge_outputs
 from sdk.errors import ModelLoadError, UsageError
+from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.evaluation.dataset import Thresholds
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import ModelSpec
-from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.program.pte import load_program, output_quant_scales
+from sdk.reference.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
     AUTO_TARGETS,
@@ -65,7 +66,6 @@ from sdk.targets.run import (
 )
 from sdk.utils.npz import read_arrays, write_arrays
 from sdk.utils.progress import Steps
-from sdk.vnpu.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 
 FIRMWARE_FILE = "executor_runner.elf"
 REGISTRATIONS_DIR = "registrations"  # inside a firmware entry: the kernels it was built with
@@ -158,7 +158,7 @@ def deploy(
     output (the CLI exits 4).
 
     `npu_executor` is what runs the delegates on a target without an NPU (QEMU's virtual NPU,
-    sdk.vnpu.executor.NPU_EXECUTORS; default `command-stream`); the host reference always runs
+    sdk.reference.executor.NPU_EXECUTORS; default `command-stream`); the host reference always runs
     the saved TOSA, so by default a deploy checks Vela's command stream against the TOSA
     graph it was compiled from.
 

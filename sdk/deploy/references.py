@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import UsageError
+from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.evaluation.accuracy import REFERENCES
 from sdk.evaluation.dataset import read_dataset
 from sdk.export.model_loader import ModelSpec, output_tensors
-from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.quant_options import QuantOptions
 from sdk.program.pte import LoadedProgram
 from sdk.utils.npz import read_arrays, write_arrays

@@ -18,10 +18,10 @@ from typing import Any
 from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
 from sdk.evaluation.compare import OutputComparison
 from sdk.program.pte import LoadedProgram
+from sdk.reference.executor import NPU_EXECUTORS
 from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
 from sdk.utils.files import write_atomically
 from sdk.utils.progress import FAILED, SKIPPED, StepRecord
-from sdk.vnpu.executor import NPU_EXECUTORS
 
 REPORT_FILE = "deploy.json"  # in the deploy's output folder
 SCHEMA = "sdk.deploy.report/1"

@@ -29,13 +29,13 @@ import numpy as np
 import torch
 
 from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
+from sdk.ethosu.config import NpuConfig, QuantMode, compile_spec
 from sdk.export import ETRECORD_FILE
 from sdk.export.aten_rewrites import outside_core_aten, rewrite_float_graph
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.edge_rewrites import keep_long_indices
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
-from sdk.export.npu import NpuConfig, QuantMode, compile_spec
 from sdk.export.partitioner import NpuPartitioner
 from sdk.export.quant_options import QuantOptions
 from sdk.export.report import build_report, cpu_nodes
@@ -346,16 +346,16 @@ def lower(
     output in a log beside OUTDIR, or in the folder `failure_logs` (`sdk.export.lowering_error`).
 
     Vela 5.1.0 miscompiles an Ethos-U55 MatMul whose first operand is a slice into operations
-    whose outputs overlap themselves (sdk.npu.execute.OVERLAP_CAUSE): such a program gives the
-    wrong result on the device and is never written. The SDK lowers again with the bmm on the
-    CPU and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
-    naming the operations. The stock partitioner's export only reports them
+    whose outputs overlap themselves (sdk.ethosu.functional.execute.OVERLAP_CAUSE): such a
+    program gives the wrong result on the device and is never written. The SDK lowers again
+    with the bmm on the CPU and says so in the report (`vela_workarounds`); with no bmm to
+    move, the export fails naming the operations. The stock partitioner's export only reports them
     (`npu_output_overlaps`).
 
     An operator ExecuTorch lowers for the U55 into a different one (_WRONG_ON_U55) stays on
     the CPU from the start, in the report's `lowering_workarounds`.
     """
-    from sdk.npu.execute import MISCOMPILED_MATMUL
+    from sdk.ethosu.functional.execute import MISCOMPILED_MATMUL
 
     cpu_ops = list(cpu_ops or [])
     placed = wrong_on_the_npu(quantized, cpu_ops)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sdk.errors import UsageError
-from sdk.export.npu import QuantMode
+from sdk.ethosu.config import QuantMode
 
 if TYPE_CHECKING:  # torch is imported where a model is at hand: a cache key needs none of it
     import torch

@@ -74,7 +74,7 @@ class LinkSession(Transport, NpuService):
         self._loaded_sha: bytes | None = None
         self._loaded: p.Loaded | None = None
         self.phase = "connect"
-        # The virtual U55 answering the firmware's register exchanges (sdk.vnpu.u55): the value
+        # The virtual U55 answering the firmware's register exchanges (sdk.ethosu.device): the value
         # read and whether the NPU's IRQ line is high. None: an absent NPU (reads 0).
         self.npu_device: NpuDevice | None = None
         # The last register exchange answered: a stale announcement can only be of it (they

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.program.pte import LoadedProgram, TensorInfo, element_size
-from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
 
 ETHOS_U_BACKEND = "EthosUBackend"
 _INTEGER_DTYPES = {"Byte", "Char", "Short", "Int", "UInt16", "UInt32"}
@@ -163,9 +163,9 @@ def audit_program(program: LoadedProgram) -> AuditResult:
 def npu_output_overlaps(program: LoadedProgram) -> list[str]:
     """Each Ethos-U operation of the program whose OFM overlaps itself, as 'delegate i:
     operation ...': what the device leaves there is its write order, not the model's result
-    (sdk.npu.execute.OVERLAP_CAUSE). A sound stream has none."""
-    from sdk.npu.decode import decode_cmd_data
-    from sdk.npu.execute import overlapping_outputs
+    (sdk.ethosu.functional.execute.OVERLAP_CAUSE). A sound stream has none."""
+    from sdk.ethosu.functional.execute import overlapping_outputs
+    from sdk.ethosu.stream.decode import decode_cmd_data
 
     found = []
     for info in read_delegates(program):

@@ -10,7 +10,7 @@ from sdk.program.audit import AuditResult, DelegateInfo, audit_program, npu_outp
 from sdk.program.pte import LoadedProgram, operator_name
 
 if TYPE_CHECKING:
-    from sdk.npu.decode import DecodedCmdData
+    from sdk.ethosu.stream.decode import DecodedCmdData
 
 INSPECT_SCHEMA = "sdk.inspect/1"
 NpuCommands = dict[int, "DecodedCmdData | ProgramError"]
@@ -25,9 +25,9 @@ def planned_buffer_sizes(program: LoadedProgram) -> list[int]:
 
 
 def decode_npu_commands(delegates: list[DelegateInfo]) -> NpuCommands:
-    """Each Ethos-U delegate's `cmd_data` decoded (sdk.npu.decode.DecodedCmdData), or the
+    """Each Ethos-U delegate's `cmd_data` decoded (sdk.ethosu.stream.decode.DecodedCmdData), or the
     ProgramError saying why it cannot be; `sdk inspect --npu-commands` lists them."""
-    from sdk.npu.decode import decode_cmd_data
+    from sdk.ethosu.stream.decode import decode_cmd_data
 
     out: NpuCommands = {}
     for info in delegates:
@@ -110,7 +110,7 @@ def _overlaps(program: LoadedProgram) -> list[str] | None:
 
 
 def _npu_commands_json(decoded: DecodedCmdData | ProgramError) -> dict:
-    from sdk.npu.disasm import to_json
+    from sdk.ethosu.stream.disasm import to_json
 
     if isinstance(decoded, ProgramError):
         return {"npu_commands": None, "npu_commands_error": str(decoded)}
@@ -159,7 +159,7 @@ def render_text(report: dict, npu_commands: NpuCommands | None = None) -> str:
         lines.append("boundary audit: FAILED")
         lines += [f"  {p}" for p in audit["problems"]]
     if report["npu_output_overlaps"]:
-        from sdk.npu.execute import OVERLAP_CAUSE
+        from sdk.ethosu.functional.execute import OVERLAP_CAUSE
 
         lines.append(f"NPU outputs overlapping themselves: {OVERLAP_CAUSE}")
         lines += [f"  {o}" for o in report["npu_output_overlaps"]]
@@ -167,7 +167,7 @@ def render_text(report: dict, npu_commands: NpuCommands | None = None) -> str:
 
 
 def _npu_listing(decoded: DecodedCmdData | ProgramError) -> list[str]:
-    from sdk.npu.disasm import disassemble
+    from sdk.ethosu.stream.disasm import disassemble
 
     if isinstance(decoded, ProgramError):
         return [f"  NPU commands: refused: {decoded}"]

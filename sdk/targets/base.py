@@ -42,7 +42,7 @@ class RunOptions:
     baud: int | None = None  # None: the board's (board.yaml, a farm exporter's speed)
     use_acquired: bool = False  # labgrid: a place this user holds already is used as it is
     tosa_dir: Path | None = None  # host, virtual NPU: folder of delegate_<i>.tosa
-    # host, virtual NPU: one of sdk.vnpu.executor.NPU_EXECUTORS; None: the host reference
+    # host, virtual NPU: one of sdk.reference.executor.NPU_EXECUTORS; None: the host reference
     # runs the TOSA, a virtual NPU the command stream (HOST_REFERENCE_/VIRTUAL_NPU_EXECUTOR)
     npu_executor: str | None = None
     npu_trace: Path | None = None  # host + command-stream: the per-operation trace (JSON)
@@ -93,7 +93,7 @@ class NpuRun:
     `driver`: "firmware" when the firmware's Ethos-U driver programmed the NPU: the target's
     own (the FVP, a board), or the host's virtual U55 on a board without one (QEMU), which
     then counts the driver's register accesses, the interrupts it raised and the jobs it ran.
-    `executor`: what ran the virtual U55's jobs on the host (sdk.vnpu.executor.NPU_EXECUTORS),
+    `executor`: what ran the virtual U55's jobs on the host (sdk.reference.executor.NPU_EXECUTORS),
     None for a real NPU. Counts a target does not report are None."""
 
     executor: str | None

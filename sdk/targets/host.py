@@ -25,14 +25,14 @@ from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import find_tosa
-from sdk.targets.base import Availability, RunOptions, RunReport, Timing
-from sdk.targets.resources import HostReference
-from sdk.vnpu.executor import (
+from sdk.reference.executor import (
     HOST_REFERENCE_EXECUTOR,
     NpuExecutor,
     TosaExecutor,
     make_executor,
 )
+from sdk.targets.base import Availability, RunOptions, RunReport, Timing
+from sdk.targets.resources import HostReference
 
 # What the reference imports when it runs: ExecuTorch's runtime and quantized kernels
 # (HostRunner) and the TOSA reference model (TosaExecutor).

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import TargetError
+from sdk.ethosu.device import VirtualU55
 from sdk.link.protocol import Info
 from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
+from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import NpuRun
-from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR
-from sdk.vnpu.u55 import VirtualU55
 
 
 def missing_kernels(info: Info | None, program: LoadedProgram) -> list[str] | None:
@@ -62,7 +62,7 @@ def run_linked(
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
     """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
 
-    The session answers a virtual U55's register exchanges (sdk.vnpu.u55) with a model of the
+    The session answers a virtual U55's register exchanges (sdk.ethosu.device) with a model of the
     firmware's NPU configuration that runs this program's command streams: the firmware's driver
     talks to it when its board has no NPU (QEMU); a board with one never asks."""
     program.check_inputs(inputs)

@@ -109,8 +109,8 @@ def test_the_bound_is_only_for_all_zero_references():
 
 
 def test_thresholds_cover_every_mode_and_reference():
+    from sdk.ethosu.config import QuantMode
     from sdk.evaluation.accuracy import REFERENCES
-    from sdk.export.npu import QuantMode
 
     assert set(THRESHOLDS) == {m.value for m in QuantMode}
     for per_ref in THRESHOLDS.values():

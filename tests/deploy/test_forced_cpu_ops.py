@@ -255,8 +255,8 @@ def activations(tmp_path_factory) -> ForcedRun:
     firmware for the program, QEMU) and the reference with those segments decomposed."""
     from collections import Counter
 
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
     from sdk.firmware.boards import load_board
     from sdk.firmware.build import build_firmware
@@ -394,9 +394,9 @@ def test_listed_operators_the_quantizer_rewrites_cannot_be_forced():
     from executorch.exir import to_edge_transform_and_lower
 
     from sdk.errors import UsageError
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.cpu_ops import ForceOnCpu
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import quantize
 
     loaded = load_model(spec("Rewritten"))

@@ -148,7 +148,7 @@ def test_reference_and_firmware_code_follow_their_writers_imports(tmp_path, monk
     firmware = keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,))
     touch(sdk / "cli" / "doctor.py")
     assert keys.sdk_code_hash(keys.REFERENCE_WRITER) == reference
-    touch(sdk / "vnpu" / "executor.py")  # runs the reference's delegates
+    touch(sdk / "reference" / "executor.py")  # runs the reference's delegates
     assert keys.sdk_code_hash(keys.REFERENCE_WRITER) != reference
     assert keys.sdk_code_hash(keys.FIRMWARE_WRITER, scripts=(keys.SCONSTRUCT,)) == firmware
     touch(

@@ -35,7 +35,7 @@ def test_decomposed_addmm_computes_what_addmm_does():
 def test_addmm_with_a_parameter_bias_quantizes():
     """Without the rewrite ExecuTorch's quantizer raises in ReplaceScalarWithTensorByProfilePass
     ('Parameter' object has no attribute 'to_tensor')."""
-    from sdk.export.npu import NpuConfig, QuantMode
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.pipeline import quantize
 
     quantized = quantize(_load(), NpuConfig.U55_128, QuantMode.INT8)

@@ -56,8 +56,8 @@ def test_an_op_with_no_out_variant_forced_to_the_cpu_says_so(tmp_path):
     from pathlib import Path
 
     from sdk.errors import ExportError
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
 
     model = Path(__file__).parent / "models" / "pad_between_convs.py"

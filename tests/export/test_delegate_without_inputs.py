@@ -14,9 +14,9 @@ from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError
+from sdk.ethosu.payload import parse_vela_stream
 from sdk.program.audit import audit_program, read_delegates
 from sdk.program.pte import load_program
-from sdk.program.vela_stream import parse_vela_stream
 from sdk.targets.host import run_host
 
 MODELS = Path(__file__).parent / "models"

@@ -12,7 +12,7 @@ import torch
 
 from sdk.cli.main import main
 from sdk.errors import UsageError
-from sdk.export.npu import QuantMode
+from sdk.ethosu.config import QuantMode
 from sdk.export.quant_options import QuantOptions, resolve_module
 
 MODEL = str(Path(__file__).parent / "models" / "conv_linear.py")

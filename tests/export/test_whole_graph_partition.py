@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.export.model_loader import load_model
-from sdk.export.npu import NpuConfig, QuantMode
 from sdk.export.pipeline import lower, quantize
 from sdk.program.pte import load_program, output_quant_scales
 from sdk.targets.host import run_host

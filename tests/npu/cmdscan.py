@@ -1,6 +1,6 @@
 """A minimal scan of a delegate's cmd_data for the tests: register values at each operation.
 
-Deliberately independent of sdk/npu's decoder (written separately): it knows only the word
+Deliberately independent of sdk.ethosu.stream's decoder (written separately): it knows only the word
 layout (opcode bits 0-9, bit 14 = a 32-bit payload follows, parameter bits 16-31) and the few
 register codes the tests read (ethosu/vela/ethos_u55_regs/ethos_u55_regs.py)."""
 
@@ -132,8 +132,8 @@ _FORMATS = {0: "NHWC", 1: "NHCWB16"}
 
 
 def feature_map(op: Op, which: str, shape: tuple[int, int, int]):
-    """The IFM, IFM2 or OFM of a scanned operation as an sdk.npu FeatureMap of `shape`."""
-    from sdk.npu.featuremap import FeatureMap, Layout, element_dtype
+    """The IFM, IFM2 or OFM of a scanned operation as a functional-model FeatureMap of `shape`."""
+    from sdk.ethosu.functional.featuremap import FeatureMap, Layout, element_dtype
 
     r = op.regs
     code = {"IFM": (0x000, 0x10A), "OFM": (0x010, 0x11A), "IFM2": (0x080, 0x18A)}[which]

@@ -5,7 +5,7 @@ exported once per session: each delegate's cmd_data and Vela's own listing of th
 
 The building blocks' single-operation exports (models/*.py, `delegate`): a test gets its
 delegate's Vela payload, the register values at each NPU operation (cmdscan, independent of
-sdk/npu's decoder) and the saved TOSA graph.
+sdk.ethosu.stream's decoder) and the saved TOSA graph.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Delegate:
     weights: bytes  # region 0: the weight_data block
     ops: list[Op]
     tosa: Graph
-    inputs: list  # sdk.program.vela_stream.NpuTensor
+    inputs: list  # sdk.ethosu.payload.NpuTensor
     outputs: list
     tosa_bytes: bytes
 
@@ -67,7 +67,7 @@ class Delegate:
         """The TOSA reference model on the delegate's saved TOSA."""
         import tosa_reference_model as ref
 
-        from sdk.vnpu.executor import native_output_captured
+        from sdk.reference.executor import native_output_captured
 
         with native_output_captured():
             outputs, status = ref.run(self.tosa_bytes, feeds)
@@ -78,8 +78,8 @@ class Delegate:
 @pytest.fixture(scope="session")
 def delegate(export_case):
     """delegate(model, quant) -> Delegate: the first delegate of models/<model>.py's export."""
+    from sdk.ethosu.payload import parse_vela_stream
     from sdk.program.pte import load_program
-    from sdk.program.vela_stream import parse_vela_stream
 
     cache: dict[tuple[str, str], Delegate] = {}
 

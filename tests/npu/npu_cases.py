@@ -18,7 +18,7 @@ EXAMPLES = ("shared_split", "yolo_attention")
 EXAMPLE_CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 # shared_split at INT8 with its bmm left on the NPU (the stock partitioner: the SDK moves it to
 # the CPU, sdk/export/pipeline.py lower): the matmul's first operand is a slice,
-# which Vela 5.1.0 compiles into OFMs that overlap themselves (sdk/npu/execute.py).
+# which Vela 5.1.0 compiles into OFMs that overlap themselves (sdk/ethosu/functional/execute.py).
 NPU_BMM = "shared_split_npu_bmm"
 CASES = [(m, q) for m in (*TINY, *EXAMPLES) for q in ("int8", "int16")] + [(NPU_BMM, "int8")]
 CASE_IDS = [f"{m}-{q}" for m, q in CASES]

@@ -1,4 +1,5 @@
-"""The U55 arithmetic (sdk/npu/arith.py), bit-exact against the TOSA reference model on the
+"""The U55 arithmetic (sdk/ethosu/functional/arith.py), bit-exact against the TOSA reference
+model on the
 saved TOSA of single-operation exports, computed from what Vela actually emitted: the decoded
 weight and scale streams and the operation's registers (zero points, OFM/OPA scales, round
 modes, clamps, the LUT it DMAs). Also exact against Python integers on the full 73-bit range.
@@ -18,9 +19,9 @@ from cmdscan import feature_map, signed16
 from tosa.Conv2dAttribute import Conv2dAttribute
 from tosa.DepthwiseConv2dAttribute import DepthwiseConv2dAttribute
 
-import sdk.npu.arith as arith
+import sdk.ethosu.functional.arith as arith
 from sdk.errors import ProgramError
-from sdk.npu.arith import (
+from sdk.ethosu.functional.arith import (
     RoundMode,
     ScaleMode,
     add_sub_operands,
@@ -33,8 +34,8 @@ from sdk.npu.arith import (
     scale_shift,
     table16_to_lut,
 )
-from sdk.npu.featuremap import element_dtype
-from sdk.npu.weights import WeightOrder, decode_scales, decode_weights
+from sdk.ethosu.functional.featuremap import element_dtype
+from sdk.ethosu.functional.weights import WeightOrder, decode_scales, decode_weights
 
 # ---- register fields (U55 layouts, ethos_u55_regs / regor's interface header) -------------
 

@@ -14,8 +14,8 @@ import pytest
 from npu_cases import CASE_IDS, CASES
 from vela_oracle import parse_listing
 
-from sdk.npu.decode import Operation, decode_cmd_data
-from sdk.npu.disasm import field_texts
+from sdk.ethosu.stream.decode import Operation, decode_cmd_data
+from sdk.ethosu.stream.disasm import field_texts
 
 
 @pytest.mark.parametrize(("model", "quant"), CASES, ids=CASE_IDS)

@@ -1,4 +1,5 @@
-"""The command-stream executor (sdk/npu/execute.py, sdk/vnpu/command_stream.py) against the
+"""The command-stream executor (sdk/ethosu/functional/execute.py,
+sdk/reference/command_stream.py) against the
 TOSA reference model: every delegate of the regression set (the single-operation models, the
 decoder's tiny models and the examples, INT8 and INT16), the same random inputs over each
 input's whole range, outputs compared bit for bit.
@@ -15,12 +16,12 @@ import pytest
 from npu_cases import EXAMPLES, MODELS, NPU_BMM, TINY, export_key
 
 from sdk.errors import ProgramError
-from sdk.npu.decode import decode_cmd_data
-from sdk.npu.execute import NpuState, execute
+from sdk.ethosu.functional.execute import NpuState, execute
+from sdk.ethosu.stream.decode import decode_cmd_data
 from sdk.program.pte import load_program
 from sdk.program.tosa_file import find_tosa
-from sdk.vnpu.command_stream import CommandStreamExecutor
-from sdk.vnpu.executor import TosaExecutor
+from sdk.reference.command_stream import CommandStreamExecutor
+from sdk.reference.executor import TosaExecutor
 
 SINGLE_OP = (
     *("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "avgpool_pad", "conv_wide"),
@@ -149,7 +150,7 @@ def _state(stream) -> NpuState:
     ],
 )
 def test_what_is_not_modelled_is_refused_by_name(program_path, model, register, param, message):
-    from sdk.program.vela_stream import parse_vela_stream
+    from sdk.ethosu.payload import parse_vela_stream
 
     program = load_program(program_path(model, "int8"))
     stream = parse_vela_stream(bytes(program.delegate_payload(program.plan.delegates[0])))
@@ -159,7 +160,7 @@ def test_what_is_not_modelled_is_refused_by_name(program_path, model, register, 
 
 
 def test_a_lut_before_any_dma_is_refused(program_path):
-    from sdk.program.vela_stream import parse_vela_stream
+    from sdk.ethosu.payload import parse_vela_stream
 
     program = load_program(program_path("sigmoid", "int8"))
     stream = parse_vela_stream(bytes(program.delegate_payload(program.plan.delegates[0])))

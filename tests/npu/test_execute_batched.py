@@ -1,4 +1,5 @@
-"""Runs of operations that differ only in base addresses, computed in batches (sdk/npu/execute.py
+"""Runs of operations that differ only in base addresses, computed in batches
+(sdk/ethosu/functional/execute.py
 `_run`), against the same streams one operation at a time (BATCH_ELEMENTS 0: batches of one).
 
 The batches must give what the stream gives in order: an operation that reads what an earlier
@@ -15,9 +16,9 @@ import pytest
 from test_execute_synthetic import PRECISION, cmd_data, command, feature_map, place
 
 from sdk.errors import ProgramError
-from sdk.npu import execute as npu_execute
-from sdk.npu.decode import decode_cmd_data
-from sdk.npu.execute import NpuState, execute
+from sdk.ethosu.functional import execute as npu_execute
+from sdk.ethosu.functional.execute import NpuState, execute
+from sdk.ethosu.stream.decode import decode_cmd_data
 
 I8 = np.int8
 

@@ -1,7 +1,8 @@
 """The command-stream executor on hand-made streams: the modes no export of the regression set
 reaches (ELEMENTWISE SHL/SHR/CLZ/LRELU, TRUNCATE rounding, reversed operands, an IFM split
 over tiles, negative strides), against numpy written from the documented semantics
-(sdk/npu/arith.py's notes). These hold the executor's plumbing (registers -> operands ->
+(sdk/ethosu/functional/arith.py's notes). These hold the executor's plumbing (registers ->
+operands ->
 output stage -> OFM bytes); the semantics themselves are open points until the FVP or
 silicon checks them (no TOSA graph pins them).
 """
@@ -14,9 +15,9 @@ import numpy as np
 import pytest
 
 from sdk.errors import ProgramError
-from sdk.npu.decode import decode_cmd_data
-from sdk.npu.execute import NpuState, execute
-from sdk.npu.registers import BY_NAME, CMD1_CONTROL
+from sdk.ethosu.functional.execute import NpuState, execute
+from sdk.ethosu.stream.decode import decode_cmd_data
+from sdk.ethosu.stream.registers import BY_NAME, CMD1_CONTROL
 
 ELEMENTWISE_MODES = {"MUL": 0, "ADD": 1, "SUB": 2, "LRELU": 5, "CLZ": 7, "SHR": 8, "SHL": 9}
 
@@ -193,7 +194,7 @@ def test_a_register_never_set_is_named():
      (5, "activation function 5 \\(undefined\\)")],
 )  # fmt: skip
 def test_the_built_in_tanh_and_sigmoid_are_refused_by_name(function, message):
-    """Their arithmetic is in no public source (sdk/npu/execute.py `_activation`)."""
+    """Their arithmetic is in no public source (sdk/ethosu/functional/execute.py `_activation`)."""
     a = np.zeros(SHAPE, dtype=np.int16)
     with pytest.raises(ProgramError, match=message):
         elementwise("LRELU", a, None, np.int16, command("NPU_SET_ACTIVATION",
@@ -409,7 +410,7 @@ def conv_1x1(x: np.ndarray, w: np.ndarray, acc_format: int) -> np.ndarray:
     into int16, bias 0, scale 1 >> 20 per channel; weights encoded by the wheel's codec."""
     from ethosu import mlw_codec
 
-    from sdk.npu.weights import encode_scales
+    from sdk.ethosu.functional.weights import encode_scales
 
     oc, block = w.shape[0], 8
     encoded, _ = mlw_codec.reorder_encode(8, 8, w.astype(np.int16), block, 0, 0, 16, 8, 8)

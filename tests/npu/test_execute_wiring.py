@@ -14,9 +14,9 @@ from quantref import assert_program_matches
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError
+from sdk.reference.command_stream import CommandStreamExecutor
 from sdk.targets.host import host_runner, run_host
 from sdk.utils.npz import read_arrays, write_arrays
-from sdk.vnpu.command_stream import CommandStreamExecutor
 
 ZOO = Path(__file__).parents[1] / "export" / "models"
 

@@ -1,4 +1,5 @@
-"""Feature-map addressing (sdk/npu/featuremap.py) agrees element for element with Vela's own
+"""Feature-map addressing (sdk/ethosu/functional/featuremap.py) agrees element for element
+with Vela's own
 `get_address` over tiles, both formats, element sizes and negative strides; reads and writes
 are vectorised, round-trip, and refuse an access outside the region with the element named.
 On real exports, the registers of every NPU operation describe feature maps inside scratch."""
@@ -10,7 +11,7 @@ import pytest
 from cmdscan import signed16
 
 from sdk.errors import ProgramError
-from sdk.npu.featuremap import FeatureMap, Layout, element_dtype
+from sdk.ethosu.functional.featuremap import FeatureMap, Layout, element_dtype
 
 
 def _vela_address(fm: FeatureMap, y: int, x: int, c: int) -> int:

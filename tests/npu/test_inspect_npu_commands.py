@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sdk.cli.main import main
-from sdk.npu.decode import decode_cmd_data
+from sdk.ethosu.stream.decode import decode_cmd_data
 from sdk.program.audit import read_delegates
 from sdk.program.pte import load_program
 

@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from sdk.errors import ProgramError
-from sdk.npu.decode import decode_cmd_data
+from sdk.ethosu.stream.decode import decode_cmd_data
 
 STOP = 0xFFFF0000
 IFM_REGION_1 = 0x0001010F

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as wheel
 
-from sdk.npu import registers
-from sdk.npu.decode import Operation, RegisterSet, decode_cmd_data
+from sdk.ethosu.stream import registers
+from sdk.ethosu.stream.decode import Operation, RegisterSet, decode_cmd_data
 
 
 def test_every_wheel_opcode_is_in_the_table():

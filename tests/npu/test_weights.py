@@ -1,5 +1,6 @@
 """Weight and scale streams of real exports decode to exactly the TOSA graph's weights, biases
-and RESCALE scaling (sdk/npu/weights.py); the stream order also agrees with the wheel's own
+and RESCALE scaling (sdk/ethosu/functional/weights.py); the stream order also agrees with the
+wheel's own
 `mlw_codec.reorder_encode` on shapes the exports do not reach."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from cmdscan import signed16
 
 from sdk.errors import ProgramError
-from sdk.npu.weights import (
+from sdk.ethosu.functional.weights import (
     WeightOrder,
     decode_scales,
     decode_streams,
@@ -164,7 +165,7 @@ def test_beside_grpc_the_decoder_forks_from_a_clean_worker():
 
     import grpc  # noqa: F401  (as labgrid imports it)
 
-    from sdk.npu import weights
+    from sdk.ethosu.functional import weights
 
     assert "grpc" in sys.modules
     stream, _ = weights_stream()

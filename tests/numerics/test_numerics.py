@@ -19,9 +19,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     """analysed(spec) -> (loaded, quantized, result, NumericsReport), INT8, once per spec."""
+    from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.evaluation.numerics import analyse
     from sdk.export.model_loader import load_model
-    from sdk.export.npu import NpuConfig, QuantMode
     from sdk.export.pipeline import lower, quantize
 
     done = {}

@@ -7,9 +7,9 @@ import struct
 import pytest
 
 from sdk.errors import ProgramError
+from sdk.ethosu.payload import parse_vela_stream
 from sdk.program.audit import audit_program, read_delegates
 from sdk.program.pte import load_program
-from sdk.program.vela_stream import parse_vela_stream
 
 
 @pytest.fixture(scope="module")

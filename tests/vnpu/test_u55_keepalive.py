@@ -1,4 +1,5 @@
-"""A long job on the virtual U55 keeps the firmware's exchange alive (sdk/vnpu/u55.py KeepAlive).
+"""A long job on the virtual U55 keeps the firmware's exchange alive (sdk/ethosu/device.py
+KeepAlive).
 
 The firmware gives up on the host after 60 s of its time without a request inside the exchange
 that started the job; the executor reports progress between operations and the model makes a
@@ -15,14 +16,14 @@ import struct
 import numpy as np
 import pytest
 
+from sdk.ethosu import device
+from sdk.ethosu.device import CMD_RUN, REG, STATUS_END, Delegate, KeepAlive, VirtualU55
+from sdk.ethosu.functional.execute import NpuState, execute
+from sdk.ethosu.payload import NpuTensor, VelaStream
+from sdk.ethosu.stream.decode import decode_cmd_data
+from sdk.ethosu.stream.registers import BY_NAME, CMD1_CONTROL
 from sdk.link import protocol as p
-from sdk.npu.decode import decode_cmd_data
-from sdk.npu.execute import NpuState, execute
-from sdk.npu.registers import BY_NAME, CMD1_CONTROL
 from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
-from sdk.program.vela_stream import NpuTensor, VelaStream
-from sdk.vnpu import u55
-from sdk.vnpu.u55 import CMD_RUN, REG, STATUS_END, Delegate, KeepAlive, VirtualU55
 
 
 class FakeClock:
@@ -65,7 +66,7 @@ class FakeSession:
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(u55, "_clock", fake)
+    monkeypatch.setattr(device, "_clock", fake)
     return fake
 
 
@@ -158,7 +159,7 @@ def chained_abs(count: int) -> bytes:
 def test_the_functional_model_reports_progress_on_a_long_stream(monkeypatch):
     """1000 operations, each read of the clock 0.1 s: the keep-alive reads every 2 s."""
     clock = FakeClock(step=0.1)
-    monkeypatch.setattr(u55, "_clock", clock)
+    monkeypatch.setattr(device, "_clock", clock)
     decoded = decode_cmd_data(chained_abs(1000))
     memory = np.zeros(4 * 1001, dtype=np.uint8)
     memory[:4] = np.array([-1, 2, -3, 4], dtype=np.int8).view(np.uint8)

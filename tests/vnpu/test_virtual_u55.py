@@ -1,4 +1,4 @@
-"""The firmware's unchanged Ethos-U driver against the host's virtual U55 (sdk.vnpu.u55).
+"""The firmware's unchanged Ethos-U driver against the host's virtual U55 (sdk.ethosu.device).
 
 On `host_link` (the link server built for the host, ASan + UBSan) and on QEMU: the driver's
 register accesses go over the link, the host's model fetches the command stream and the
@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from sdk.errors import TargetError
+from sdk.ethosu.payload import parse_vela_stream
 from sdk.firmware.build import build_firmware
 from sdk.firmware.buildgen import NPU_FAULTS
 from sdk.link.session import LinkSession
 from sdk.link.transport import open_port
 from sdk.program.pte import load_program
-from sdk.program.vela_stream import parse_vela_stream
 from sdk.targets.host import run_host
 from sdk.targets.linked import npu_run_of, run_linked
 from sdk.targets.run import run_on_target

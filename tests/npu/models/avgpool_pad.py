@@ -1,5 +1,5 @@
 """Padded average pools that exclude the padding (count_include_pad=False): TOSA AVG_POOL2D
-with padding, which regor puts on the hardware's own divisor (sdk/npu/arith.py)."""
+with padding, which regor puts on the hardware's own divisor (sdk/ethosu/functional/arith.py)."""
 
 import torch
 from torch import nn

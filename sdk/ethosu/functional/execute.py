@@ -3,9 +3,9 @@
 State: the regions (byte arrays the base pointers select: 0 = the payload's weight_data,
 1 = the scratch holding every input and output at its record's offset, 2 = fast scratch,
 the same memory as 1 without a dedicated cache), and SHRAM, where DMA puts the activation
-LUTs. Each operation reads its register state (`Operation.state`, from sdk.npu.decode) and
-computes whole feature maps with numpy; the arithmetic is sdk.npu.arith's, the addressing
-sdk.npu.featuremap's, the weight and scale streams sdk.npu.weights'.
+LUTs. Each operation reads its register state (`Operation.state`, from sdk.ethosu.stream.decode) and
+computes whole feature maps with numpy; the arithmetic is arith's, the addressing featuremap's,
+the weight and scale streams weights' (sdk.ethosu.functional).
 
 Vela tiles a big copy or transpose into up to 10^6 small POOL or ELEMENTWISE operations that
 differ only in their base addresses (Operation.changed tells them). A run of them is computed
@@ -54,11 +54,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sdk.errors import ProgramError
-from sdk.npu import arith
-from sdk.npu.decode import DecodedCmdData, Operation
-from sdk.npu.featuremap import FeatureMap, Layout, element_dtype
-from sdk.npu.registers import as_signed
-from sdk.npu.weights import WeightOrder, decode_scales, decode_weights
+from sdk.ethosu.functional import arith
+from sdk.ethosu.functional.featuremap import FeatureMap, Layout, element_dtype
+from sdk.ethosu.functional.weights import WeightOrder, decode_scales, decode_weights
+from sdk.ethosu.stream.decode import DecodedCmdData, Operation
+from sdk.ethosu.stream.registers import as_signed
 
 SHRAM_BYTES = 48 * 1024  # the largest U55 SHRAM; LUTs sit in its top 2 KB on every config
 LUT_SLOT_BYTES = 256  # TABLE_n: the LUT at LUT base + n * 256 (int16 LUTs take all 8 slots)

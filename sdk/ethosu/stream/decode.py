@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sdk.errors import ProgramError
-from sdk.npu.registers import CMD1_CONTROL, OPCODE_MASK, Command, lookup
+from sdk.ethosu.stream.registers import CMD1_CONTROL, OPCODE_MASK, Command, lookup
 
 FOURCC = b"COP1"
 OPTIMIZER_CONFIG, COMMAND_STREAM, READ_APB_REG, DUMP_SHRAM, NOP = 1, 2, 3, 4, 5

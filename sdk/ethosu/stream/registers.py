@@ -259,7 +259,7 @@ def _build() -> tuple[dict[int, Command], dict[int, Command]]:
             }
         )
     if specs:  # a layout for a command the wheel does not define: this table is stale
-        raise ImportError(f"sdk.npu.registers: unknown commands {sorted(specs)}")
+        raise ImportError(f"sdk.ethosu.stream.registers: unknown commands {sorted(specs)}")
     return tables[0], tables[1]
 
 

@@ -18,7 +18,7 @@ the region: a command stream that reaches outside it is refused, never wraps or 
 Where each element lies relative to its tile's base depends on the shape, tiles, strides and
 format only: that grid is computed once per layout (`_tile_offsets`) and the bases added per
 access, and `read`/`write` also take many sets of bases at once (operations that differ only
-in where their tiles are, as Vela tiles a big copy or transpose: sdk.npu.execute runs them
+in where their tiles are, as Vela tiles a big copy or transpose: execute runs them
 together).
 
 Open point: for NHCWB16, Vela always writes STRIDE_X = 16*elem, and the address formula of

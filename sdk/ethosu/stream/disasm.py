@@ -7,7 +7,7 @@ gets a one-line summary of the shapes in effect, which Vela's listing leaves to 
 
 from __future__ import annotations
 
-from sdk.npu.decode import DecodedCmdData, DriverAction, NpuCommand, Operation
+from sdk.ethosu.stream.decode import DecodedCmdData, DriverAction, NpuCommand, Operation
 
 _SHAPED = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE")
 

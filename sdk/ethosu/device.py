@@ -15,7 +15,7 @@ would, through the target's memory:
   2. region 0 (BASEP0) must hold that delegate's weights (hashed in place the same way); other
      bytes there are a fault (a real NPU would compute with them: a quiet wrong result);
   3. the delegate's inputs are read at BASEP1 + their record offsets, the executor runs the
-     job (by default the command stream on sdk.npu's functional U55), the outputs are written
+     job (by default the command stream on sdk.ethosu.functional's U55), the outputs are written
      at BASEP1 + theirs; the rest of the scratch is the NPU's own and is not copied back;
   4. STATUS gets cmd_end_reached and irq_raised, QREAD = QSIZE, and the IRQ line rises.
 Memory the firmware will not let the NPU reach is the NPU's bus_status; a job the executor
@@ -45,12 +45,12 @@ import numpy as np
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
 
 from sdk.errors import FirmwareRefused, SdkError
+from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
+from sdk.ethosu.stream.decode import command_stream_bytes
 from sdk.link import protocol as p
-from sdk.npu.decode import command_stream_bytes
 from sdk.program.pte import LoadedProgram
-from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
-from sdk.vnpu.command_stream import ELEMENT_DTYPES
-from sdk.vnpu.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
+from sdk.reference.command_stream import ELEMENT_DTYPES
+from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
 
 if TYPE_CHECKING:
     from sdk.link.session import LinkSession
@@ -148,7 +148,7 @@ class Delegate:
 @dataclass
 class VirtualU55:
     """One U55's registers and the program whose command streams it runs. `executor` is made
-    on first use (`npu_executor` names it: sdk.vnpu.executor.NPU_EXECUTORS)."""
+    on first use (`npu_executor` names it: sdk.reference.executor.NPU_EXECUTORS)."""
 
     npu_config: str
     program: LoadedProgram | None = None
@@ -307,7 +307,7 @@ class VirtualU55:
         self, delegate: Delegate, inputs: list[bytes], keepalive: KeepAlive
     ) -> list[bytes]:
         if self.executor is None:
-            from sdk.vnpu.executor import make_executor
+            from sdk.reference.executor import make_executor
 
             self.executor = make_executor(self.npu_executor, self.program, self.tosa_dir)
         stream = delegate.stream

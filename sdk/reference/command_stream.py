@@ -1,4 +1,4 @@
-"""The command-stream executor: each delegate's Vela payload run on sdk.npu's functional model.
+"""The command-stream executor: each delegate's Vela payload run on sdk.ethosu.functional's model.
 
 It needs nothing but the program: the payload's cmd_data, weight_data, scratch size and I/O
 records (no saved TOSA), so it also runs programs exported elsewhere. Inputs are written into
@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from sdk.errors import ProgramError, TargetError
-from sdk.npu.decode import DecodedCmdData, decode_cmd_data
-from sdk.npu.execute import NpuState, Progress, TraceEntry, execute, lut_base_for
+from sdk.ethosu.functional.execute import NpuState, Progress, TraceEntry, execute, lut_base_for
+from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
+from sdk.ethosu.stream.decode import DecodedCmdData, decode_cmd_data
 from sdk.program.pte import LoadedProgram
 from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
-from sdk.program.vela_stream import NpuTensor, VelaStream, parse_vela_stream
 
 ELEMENT_DTYPES = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32)}
 
@@ -30,7 +30,8 @@ def _info(record: NpuTensor, name: str) -> TosaTensorInfo:
 
 
 class CommandStreamExecutor:
-    """Runs Vela's command stream itself (sdk.npu.execute), from the delegate payloads alone."""
+    """Runs Vela's command stream itself (sdk.ethosu.functional.execute), from the delegate
+    payloads alone."""
 
     name = "command-stream executor"
 

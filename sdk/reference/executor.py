@@ -4,7 +4,7 @@
 
 `TosaExecutor` runs the delegate's saved TOSA (written by `sdk export` beside the program) on
 the TOSA reference model: what the host reference (`sdk run --target host`) and the virtual
-NPU use by default. `CommandStreamExecutor` (sdk.vnpu.command_stream) runs Vela's command
+NPU use by default. `CommandStreamExecutor` (sdk.reference.command_stream) runs Vela's command
 stream itself on a functional model of the U55; `--npu-executor` chooses (`make_executor`).
 """
 
@@ -23,7 +23,7 @@ from sdk.errors import ProgramError, TargetError
 from sdk.program.tosa_file import TosaGraphInfo, find_tosa, read_tosa_io
 
 if TYPE_CHECKING:
-    from sdk.npu.execute import Progress  # (done, total) between steps of a job
+    from sdk.ethosu.functional.execute import Progress  # (done, total) between steps of a job
 
 
 class NpuExecutor(Protocol):
@@ -37,7 +37,7 @@ class NpuExecutor(Protocol):
         self, delegate_index: int, inputs: list[np.ndarray], progress: Progress | None = None
     ) -> list[np.ndarray]:
         """The delegate's outputs; `progress(done, total)` is called between steps of the job
-        (sdk.vnpu.u55 keeps the firmware's exchange alive with it while the host computes)."""
+        (sdk.ethosu.device keeps the firmware's exchange alive with it while the host computes)."""
         ...
 
 
@@ -118,14 +118,14 @@ VIRTUAL_NPU_EXECUTOR = "command-stream"
 
 def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecutor:
     """The executor `--npu-executor` names: `tosa` (each delegate's saved TOSA on the TOSA
-    reference model) or `command-stream` (Vela's command stream on sdk.npu's functional model
+    reference model) or `command-stream` (Vela's command stream on sdk.ethosu.functional's model
     of the U55, from the payloads alone: no saved TOSA needed)."""
     from sdk.errors import UsageError
 
     if kind == "tosa":
         return TosaExecutor(find_tosa(program, tosa_dir))
     if kind == "command-stream":
-        from sdk.vnpu.command_stream import CommandStreamExecutor
+        from sdk.reference.command_stream import CommandStreamExecutor
 
         return CommandStreamExecutor(program)
     raise UsageError(f"--npu-executor {kind}: one of {', '.join(NPU_EXECUTORS)}")
