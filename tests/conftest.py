@@ -7,7 +7,6 @@ import itertools
 import logging
 import subprocess
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +17,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 HOST_BUILD_DIR = REPO / "build" / "host"
 
-warnings.filterwarnings("ignore")
 for _name in ("torchao", "torch.utils._pytree"):
     logging.getLogger(_name).setLevel(logging.ERROR)
 
@@ -32,31 +30,19 @@ class ExportCase:
     result: object  # sdk.export.pipeline.ExportResult
 
 
-# How `pytest -n 2` (scripts/test.sh) shares the suite between its workers: by scope, a test
-# file, so a file's module and session fixtures are made on one worker; a worker takes the
-# next scope when it runs dry. The files here share the examples' session exports (export_case
-# of examples/*.py, seconds to a minute each) and form one scope, so they are made once. The
-# host and firmware builds are shared on disk (serialised by a lock, made once).
-SHARED_EXAMPLE_EXPORTS = (
-    "tests/export/test_int_boundary_regression.py",
-    "tests/export/test_vela_workarounds.py",
-    "tests/firmware/test_cpu_tail.py",
-    "tests/program/",
-    "tests/targets/",
-    "tests/vnpu/",
-)
-
-
 def scope_of(nodeid: str) -> str:
-    """The xdist scope of a test: its file, or "examples" for SHARED_EXAMPLE_EXPORTS."""
-    path = nodeid.split("::", 1)[0]
-    return "examples" if path.startswith(SHARED_EXAMPLE_EXPORTS) else path
+    """The xdist scope of a test: its xdist_group (`@group` suffix, --dist loadgroup: the files
+    marked tests.support.markers.EXAMPLE_EXPORTS share one), else its file."""
+    if nodeid.rfind("@") > nodeid.rfind("]"):
+        return nodeid.rsplit("@", 1)[1]
+    return nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's load-scope scheduling with scope_of as its scope: node ids stay what
-    `-n 0` gives (no `@group` suffix), and a worker takes the next scope when it runs dry."""
+    """How `pytest -n 2 --dist loadgroup` (scripts/test.sh) shares the suite: by scope_of, so a
+    file's module and session fixtures are made on one worker; a worker takes the next scope
+    when it runs dry. The host and firmware builds are shared on disk (a lock, made once)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ScopeScheduling(LoadScopeScheduling):
@@ -261,7 +247,7 @@ def fvp_standin(tmp_path: Path, monkeypatch) -> Path:
     """$SDK_FVP pointing at the FVP stand-in (an executable named as the FVP)."""
     script = tmp_path / "bin" / "FVP_Corstone_SSE-300_Ethos-U55"
     script.parent.mkdir()
-    standin = REPO / "tests" / "fvp_standin.py"
+    standin = REPO / "tests" / "support" / "fvp_standin.py"
     script.write_text(f'#!/bin/sh\nexec {sys.executable} {standin} "$@"\n')
     script.chmod(0o755)
     monkeypatch.setenv("SDK_FVP", str(script))

@@ -2,12 +2,11 @@
 
 Targets: the host reference, QEMU (over the host link), a board over serial (QEMU started by
 hand with its UART on TCP, as a user does), and the FVP. No FVP is installed here: its
-STAND-IN (tests/fvp_standin.py: the FVP's command line, the real link firmware on QEMU behind
-it), and a FAKE that exits before its UART listens."""
+STAND-IN (tests/support/fvp_standin.py: the FVP's command line, the real link firmware on QEMU
+behind it), and a FAKE that exits before its UART listens."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +14,9 @@ import pytest
 
 from sdk.cli.main import main
 from sdk.utils.npz import read_arrays, write_arrays
+from tests.support.linkprograms import export_cpu, listening_qemu
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "link"))
-from linkprograms import export_cpu, listening_qemu  # noqa: E402
 
 BOARD = "corstone300"
 FVP = "FVP_Corstone_SSE-300_Ethos-U55"

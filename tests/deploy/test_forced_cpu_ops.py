@@ -379,7 +379,7 @@ def test_the_stock_host_reference_cannot_run_hardswish_or_silu(activations):
 
 def test_the_decomposed_reference_equals_the_quantized_pytorch_model(activations):
     """The reference itself, held to an independent one: INT8 programs equal the quantized
-    PyTorch model (tests/quantref.py), and so does ExecuTorch running the decomposition."""
+    PyTorch model (tests/support/quantref.py), and so does ExecuTorch running the decomposition."""
     assert activations.quantized_model is not None
     for got, want in zip(activations.reference, activations.quantized_model, strict=True):
         np.testing.assert_array_equal(got, want)

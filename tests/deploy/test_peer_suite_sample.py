@@ -8,15 +8,13 @@ tests/deploy/test_deploy.py."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from bench.peer_suite import collect, run_case, tolerance_of
 
-from bench.peer_suite import collect, run_case, tolerance_of  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from quantref import assert_matches_quantized_model
 
 from sdk.export.aten_rewrites import decompose_addmm
 from sdk.targets.host import run_host
+from tests.support.quantref import assert_matches_quantized_model
 
 ADDMM = str(Path(__file__).parent / "models" / "addmm_bias.py")
 

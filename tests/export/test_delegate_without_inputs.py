@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError
@@ -18,6 +17,7 @@ from sdk.ethosu.payload import parse_vela_stream
 from sdk.program.audit import audit_program, read_delegates
 from sdk.program.pte import load_program
 from sdk.targets.host import run_host
+from tests.support.quantref import assert_matches_quantized_model
 
 MODELS = Path(__file__).parent / "models"
 ARANGE = str(MODELS / "arange_add.py")  # delegate 0: arange, no inputs; delegate 1: the add

@@ -20,13 +20,13 @@ import pytest
 import torch
 from executorch.backends.arm.tosa.mapping import TosaSpecialDtype
 from executorch.exir.dialects._ops import ops as exir_ops
-from quantref import assert_matches_quantized_model
 from torch.fx import Graph, GraphModule
 
 from sdk.cli.main import main
 from sdk.errors import ExportError
 from sdk.export.tosa_passes import NarrowInt48ForksPass, sdk_tosa_passes
 from sdk.targets.host import run_host
+from tests.support.quantref import assert_matches_quantized_model
 
 MODELS = Path(__file__).parent / "models"
 INVERTED_RESIDUAL = str(MODELS / "inverted_residual.py")

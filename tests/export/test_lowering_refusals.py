@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.targets.host import run_host
+from tests.support.quantref import assert_matches_quantized_model
 
 MODELS = Path(__file__).parent / "models" / "unlowerable_ops.py"
 

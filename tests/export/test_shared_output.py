@@ -15,7 +15,7 @@ from sdk.program.pte import load_program, output_quant_scales
 from sdk.targets.host import run_host
 
 MODEL = Path(__file__).with_name("residual_block.py")
-MAX_LSB = {"int8": 0, "int16": 4}  # tests/quantref.py: INT8 identical, INT16 a few LSB
+MAX_LSB = {"int8": 0, "int16": 4}  # tests/support/quantref.py: INT8 identical, INT16 a few LSB
 
 pytestmark = pytest.mark.slow
 

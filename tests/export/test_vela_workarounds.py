@@ -9,15 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from quantref import assert_matches_quantized_model
 
 import sdk.export.pipeline as pipeline
 from sdk.cli.main import main
 from sdk.errors import ExportError
 from sdk.targets.host import host_runner
+from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.quantref import assert_matches_quantized_model
 
-pytestmark = pytest.mark.slow
-TINY_CONV = str(Path(__file__).parents[1] / "npu" / "models" / "conv.py")
+pytestmark = [pytest.mark.slow, EXAMPLE_EXPORTS]
+TINY_CONV = str(Path(__file__).parents[1] / "ethosu" / "models" / "conv.py")
 
 
 def test_the_sdk_moves_a_miscompiled_bmm_to_the_cpu(export_case):

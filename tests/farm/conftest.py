@@ -5,7 +5,8 @@ the exporter serves through ser2net, as a lab's USB serial port), made once per 
 from __future__ import annotations
 
 import pytest
-from localfarm import LocalFarm
+
+from tests.support.localfarm import LocalFarm
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fwprograms import export_cpu, export_ethos_u, make_modules
+
+from tests.support.fwprograms import export_cpu, export_ethos_u, make_modules
 
 
 @pytest.fixture(scope="session")

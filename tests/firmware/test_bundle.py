@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fwprograms import random_inputs
 
 from sdk.cli.main import main
 from sdk.program.bundle import BundleCase, read_bundle, write_bundle
 from sdk.targets.host import run_host
+from tests.support.fwprograms import random_inputs
 
 
 @pytest.fixture

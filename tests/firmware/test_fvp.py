@@ -1,8 +1,9 @@
 """The FVP target: its command line comes from board.yaml, and it runs over the host link.
 
-No FVP is installed here: the end-to-end tests run the target against tests/fvp_standin.py, a
-STAND-IN that takes the FVP's command line (refusing what it does not know), announces UART0's
-port as the FVP does and runs the real link firmware on QEMU behind it."""
+No FVP is installed here: the end-to-end tests run the target against
+tests/support/fvp_standin.py, a STAND-IN that takes the FVP's command line (refusing what it
+does not know), announces UART0's port as the FVP does and runs the real link firmware on QEMU
+behind it."""
 
 from __future__ import annotations
 
@@ -106,10 +107,9 @@ def test_num_macs_follow_the_program_s_compiled_npu(programs):
 def test_the_fvp_target_runs_over_the_link_behind_the_stand_in(fvp_standin, programs, tmp_path):
     """CPU and delegated programs: the launcher, the port announcement and the link end to
     end; the outputs are ExecuTorch's (CPU) and the host reference's (NPU), bit for bit."""
-    from fwprograms import oracle, random_inputs
-
     from sdk.targets.host import run_host
     from sdk.targets.run import run_on_target
+    from tests.support.fwprograms import oracle, random_inputs
 
     for name in ("add", "delegate"):
         pte = programs[name]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fwprograms import oracle, random_inputs
 
 from sdk.environment.paths import FIRMWARE_DIR
+from tests.support.fwprograms import oracle, random_inputs
 
 UNIT_TESTS = sorted(p.stem for p in FIRMWARE_DIR.glob("**/*_test.cpp"))
 FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm", "delegate")  # programs the fuzzers start from
@@ -36,10 +36,9 @@ def test_unit_tests_pass_under_sanitizers(host_build: Path, programs, name: str)
 
 
 def test_fuzz_thousands_of_mutated_programs(host_build: Path, programs, tmp_path: Path):
-    from fwprograms import random_inputs
-
     from sdk.program.bundle import BundleCase, write_bundle
     from sdk.targets.host import run_host
+    from tests.support.fwprograms import random_inputs
 
     # A .bpte seed too: mutants of a bundle go through runner::program_in_bundle first.
     add = programs["add"]

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from executorch.exir.schema import ScalarType
-from fwprograms import method, planned_tensor, program_from_json, shared_int_list_program
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
@@ -19,6 +18,12 @@ from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord, ch
 from sdk.program.pte import TensorInfo
 from sdk.targets.base import RunOptions
 from sdk.targets.run import make_target
+from tests.support.fwprograms import (
+    method,
+    planned_tensor,
+    program_from_json,
+    shared_int_list_program,
+)
 
 BOARD = "corstone300"
 FAKE_RESULT = "@sdk result status=ok outputs=0 init_ticks=1 run_ticks=1 tick_hz=1 "

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fwprograms import oracle, random_inputs
 
 from sdk.errors import FirmwareRefused, TargetError
 from sdk.link import protocol as p
@@ -19,6 +18,7 @@ from sdk.link.session import LinkSession
 from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
+from tests.support.fwprograms import oracle, random_inputs
 
 FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm")
 

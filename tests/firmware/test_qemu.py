@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fwprograms import oracle, random_inputs
 
 from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.firmware.boards import load_board
@@ -17,6 +16,7 @@ from sdk.targets.base import RunOptions
 from sdk.targets.emulator import Preload
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.targets.run import make_target, run_on_target
+from tests.support.fwprograms import oracle, random_inputs
 
 pytestmark = pytest.mark.slow
 BOARD = "corstone300"

@@ -11,11 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
 
 from sdk.errors import TargetError
 from sdk.firmware.boards import load_board
@@ -24,6 +22,8 @@ from sdk.link.session import LinkSession
 from sdk.program.pte import load_program, operator_name
 from sdk.targets.base import RunOptions
 from sdk.targets.run import make_target
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 BOARD = "corstone300"
 QEMU_TIMEOUT_S = 120.0

@@ -5,11 +5,12 @@ signed zeros, dtype promotion and the bounds ExecuTorch refuses."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 F = torch.nn.functional
 SPECIAL = [np.nan, -0.0, 0.0, -np.inf, np.inf, 1e30, -1e30, 5.9, 6.0, -3.0, -2.9999, 3.0]

@@ -3,11 +3,12 @@ integer wrap-around, and malformed calls."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 OPS = ["aten::bmm.out"]
 INT_DTYPES = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]

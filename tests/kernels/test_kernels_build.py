@@ -10,16 +10,16 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
 
 from sdk.errors import TargetError
 from sdk.firmware.build import build_firmware
 from sdk.firmware.kernelgen import program_kernel_uses
 from sdk.program.pte import load_program
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 pytestmark = pytest.mark.slow  # firmware builds and QEMU runs
 

@@ -8,11 +8,12 @@ malformed calls."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 CMP = ["eq", "ne", "lt", "le", "gt", "ge"]
 CMP_TENSOR = [f"aten::{op}.Tensor_out" for op in CMP]

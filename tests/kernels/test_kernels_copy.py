@@ -3,11 +3,12 @@ slice, cat, expand, repeat, clone, dtype conversion; edge shapes and malformed c
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 SPLIT = ["aten::split_with_sizes_copy.out"]
 DTYPES = [torch.float32, torch.int8, torch.int16, torch.int64, torch.bool]

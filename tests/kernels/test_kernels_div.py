@@ -4,11 +4,12 @@ corrections, zero divisors), div.Scalar_out and div.Scalar_mode_out; malformed c
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 DIV, DIV_MODE = ["aten::div.out"], ["aten::div.out_mode"]
 DIV_SCALAR, DIV_SCALAR_MODE = ["aten::div.Scalar_out"], ["aten::div.Scalar_mode_out"]

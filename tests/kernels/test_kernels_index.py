@@ -4,11 +4,12 @@ argmax (ties, NaN, dim None, keepdim); malformed calls."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 WHERE, SELECT = ["aten::where.self_out"], ["aten::select_copy.int_out"]
 INDEX_SELECT, ARGMAX = ["aten::index_select.out"], ["aten::argmax.out"]

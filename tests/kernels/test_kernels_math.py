@@ -3,11 +3,12 @@ forms, broadcasting, alpha, dtype promotion), sum, amax/amin, any, mean, softmax
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 ADD, SUB, MUL = ["aten::add.out"], ["aten::sub.out"], ["aten::mul.out"]
 

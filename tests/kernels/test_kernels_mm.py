@@ -7,11 +7,12 @@ ExecuTorch refuses) against PyTorch."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 MM, ADDMM = ["aten::mm.out"], ["aten::addmm.out"]
 LINEAR = "aten::linear.out"

@@ -7,11 +7,12 @@ calls."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 F = torch.nn.functional
 CONV = ["aten::convolution.out"]

@@ -4,11 +4,12 @@ non-finite inputs ExecuTorch leaves to the platform."""
 
 from __future__ import annotations
 
-import koracle as oracle
 import numpy as np
 import pytest
 import torch
-from kprogram import EditedProgram
+
+from tests.support import koracle as oracle
+from tests.support.kprogram import EditedProgram
 
 qd = torch.ops.quantized_decomposed
 Q_OUT = ["quantized_decomposed::quantize_per_tensor.out"]

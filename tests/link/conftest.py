@@ -8,7 +8,6 @@ import itertools
 from pathlib import Path
 
 import pytest
-from linkprograms import BOARD, export_cpu, link_modules
 
 from sdk.firmware.boards import load_board
 from sdk.link.session import LinkSession, Timeouts
@@ -16,6 +15,7 @@ from sdk.link.transport import open_port
 from sdk.targets.emulator import LinkProcess
 from sdk.targets.qemu import QemuDriver
 from sdk.targets.run import make_target
+from tests.support.linkprograms import BOARD, export_cpu, link_modules
 
 
 @pytest.fixture(scope="session")

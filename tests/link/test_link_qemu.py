@@ -9,14 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from faultproxy import FaultProxy, Faults
-from linkprograms import (
-    BOARD,
-    assert_identical,
-    listening_qemu,
-    oracle,
-    random_inputs,
-)
 
 from sdk.cli.main import main
 from sdk.errors import FirmwareRefused, SdkError, TargetError
@@ -28,6 +20,14 @@ from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
 from sdk.targets.serial import TIMING_SOURCE as SERIAL_TIMING
 from sdk.utils.npz import read_arrays, write_arrays
+from tests.support.faultproxy import FaultProxy, Faults
+from tests.support.linkprograms import (
+    BOARD,
+    assert_identical,
+    listening_qemu,
+    oracle,
+    random_inputs,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -13,6 +13,9 @@ from sdk.cli.main import main
 from sdk.errors import ProgramError, UsageError
 from sdk.targets.host import run_host
 from sdk.utils.npz import read_arrays
+from tests.support.markers import EXAMPLE_EXPORTS
+
+pytestmark = EXAMPLE_EXPORTS
 
 
 @pytest.fixture(scope="module")
@@ -163,9 +166,8 @@ def test_control_flow_takes_the_branch_its_condition_picks(export_case):
     jumps as ExecuTorch's runtime does, each branch run as its own CPU step."""
     from pathlib import Path
 
-    from quantref import assert_matches_quantized_model
-
     from sdk.targets.host import host_runner
+    from tests.support.quantref import assert_matches_quantized_model
 
     models = Path(__file__).parents[1] / "export" / "models" / "unlowerable_ops.py"
     case = export_case(f"{models}:CondOnSum", "int8", True, None)

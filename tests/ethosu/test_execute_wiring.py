@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from npu_cases import MODELS
-from quantref import assert_program_matches
 
 from sdk.cli.main import main
 from sdk.errors import ProgramError
 from sdk.reference.command_stream import CommandStreamExecutor
 from sdk.targets.host import host_runner, run_host
 from sdk.utils.npz import read_arrays, write_arrays
+from tests.support.npu_cases import MODELS
+from tests.support.quantref import assert_program_matches
 
 ZOO = Path(__file__).parents[1] / "export" / "models"
 

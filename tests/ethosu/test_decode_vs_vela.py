@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from npu_cases import CASE_IDS, CASES
-from vela_oracle import parse_listing
 
 from sdk.ethosu.stream.decode import Operation, decode_cmd_data
 from sdk.ethosu.stream.disasm import field_texts
+from tests.support.npu_cases import CASE_IDS, CASES
+from tests.support.vela_oracle import parse_listing
 
 
 @pytest.mark.parametrize(("model", "quant"), CASES, ids=CASE_IDS)

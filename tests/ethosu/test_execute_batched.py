@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_execute_synthetic import PRECISION, cmd_data, command, feature_map, place
 
 from sdk.errors import ProgramError
 from sdk.ethosu.functional import execute as npu_execute
 from sdk.ethosu.functional.execute import NpuState, execute
 from sdk.ethosu.stream.decode import decode_cmd_data
+from tests.ethosu.test_execute_synthetic import PRECISION, cmd_data, command, feature_map, place
 
 I8 = np.int8
 

@@ -13,7 +13,7 @@ Not modelled (refused by name): telnet mode's handshake, a started telnet client
 not modelled either: QEMU has none, so the firmware's driver talks to the host's virtual U55
 over the link (the SDK's session answers it as on QEMU).
 
-    python tests/fvp_standin.py -C mps3_board.telnetterminal0.mode=raw ... -a fw.elf
+    python tests/support/fvp_standin.py -C mps3_board.telnetterminal0.mode=raw ... -a fw.elf
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sys
 import threading
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from sdk.firmware.boards import load_board  # noqa: E402

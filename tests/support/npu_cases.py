@@ -1,13 +1,13 @@
-"""The decoder's regression set (tests/npu/models), shared by the fixtures and the tests."""
+"""The decoder's regression set (tests/ethosu/models), shared by the fixtures and the tests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from vela_oracle import VelaCompile
+from tests.support.vela_oracle import VelaCompile
 
-MODELS = Path(__file__).parent / "models"
+MODELS = Path(__file__).parents[1] / "ethosu" / "models"
 # conv (strided, padded) + relu, depthwise, sigmoid (LUT); max and padded average pools;
 # mul, add, tanh; max/min with broadcast, scalar sub, dilated conv, nearest upscale, sum;
 # a batched matmul (INT8: MUL with a W-broadcast IFM2 + REDUCE_SUM per column; INT16: CPU).

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
+
+from tests.support.etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
 
 BOARD = "corstone300"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cmdscan import signed16
 
 from sdk.errors import ProgramError
 from sdk.ethosu.functional.featuremap import FeatureMap, Layout, element_dtype
+from tests.support.cmdscan import signed16
 
 
 def _vela_address(fm: FeatureMap, y: int, x: int, c: int) -> int:

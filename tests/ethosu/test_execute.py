@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from npu_cases import EXAMPLES, MODELS, NPU_BMM, TINY, export_key
 
 from sdk.errors import ProgramError
 from sdk.ethosu.functional.execute import NpuState, execute
@@ -22,6 +21,7 @@ from sdk.program.pte import load_program
 from sdk.program.tosa_file import find_tosa
 from sdk.reference.command_stream import CommandStreamExecutor
 from sdk.reference.executor import TosaExecutor
+from tests.support.npu_cases import EXAMPLES, MODELS, NPU_BMM, TINY, export_key
 
 SINGLE_OP = (
     *("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "avgpool_pad", "conv_wide"),

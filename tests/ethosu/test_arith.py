@@ -15,7 +15,6 @@ import sys
 
 import numpy as np
 import pytest
-from cmdscan import feature_map, signed16
 from tosa.Conv2dAttribute import Conv2dAttribute
 from tosa.DepthwiseConv2dAttribute import DepthwiseConv2dAttribute
 
@@ -36,6 +35,7 @@ from sdk.ethosu.functional.arith import (
 )
 from sdk.ethosu.functional.featuremap import element_dtype
 from sdk.ethosu.functional.weights import WeightOrder, decode_scales, decode_weights
+from tests.support.cmdscan import feature_map, signed16
 
 # ---- register fields (U55 layouts, ethos_u55_regs / regor's interface header) -------------
 

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
+from tests.support.etprograms import export_cpu, oracle, random_inputs  # noqa: F401 (re-exported)
 
 FLATC = "/usr/bin/flatc"  # SConstruct's default: the flatc matching Debian's headers
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from quantref import assert_matches_quantized_model
 
 from sdk.cli.main import main
 from sdk.errors import TargetError
 from sdk.targets.host import run_host
 from sdk.targets.run import run_on_target
 from sdk.utils.npz import read_arrays
+from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.quantref import assert_matches_quantized_model
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, EXAMPLE_EXPORTS]
 BOARD = "corstone300"
 CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 CASES = [(m, q) for m in ("shared_split", "yolo_attention") for q in CPU_OPS]

@@ -9,7 +9,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from cmdscan import signed16
 
 from sdk.errors import ProgramError
 from sdk.ethosu.functional.weights import (
@@ -20,6 +19,7 @@ from sdk.ethosu.functional.weights import (
     encode_scales,
     stream_order,
 )
+from tests.support.cmdscan import signed16
 
 
 def _order(op, ifm_bits: int) -> WeightOrder:

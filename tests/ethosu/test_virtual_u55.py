@@ -28,6 +28,9 @@ from sdk.program.pte import load_program
 from sdk.targets.host import run_host
 from sdk.targets.linked import npu_run_of, run_linked
 from sdk.targets.run import run_on_target
+from tests.support.markers import EXAMPLE_EXPORTS
+
+pytestmark = EXAMPLE_EXPORTS
 
 BOARD = "corstone300"
 MODEL, QUANT = "shared_split", "int8"
@@ -72,6 +75,7 @@ def _response_bytes(log: str, kind: str) -> list[int]:
 def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
     host_build, case, tmp_path
 ):
+
     program = load_program(case.result.program_path)
     inputs = _inputs(case)
     log = tmp_path / "link.log"

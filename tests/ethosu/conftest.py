@@ -10,21 +10,17 @@ sdk.ethosu.stream's decoder) and the saved TOSA graph.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from cmdscan import Op, scan
-from npu_cases import DelegateStream, export_key
-from tosagraph import Graph
-from vela_oracle import vela_compile
-
 from sdk.program.audit import read_delegates
 from sdk.program.pte import load_program
+from tests.support.cmdscan import Op, scan
+from tests.support.npu_cases import DelegateStream, export_key
+from tests.support.tosagraph import Graph
+from tests.support.vela_oracle import vela_compile
 
 MODELS = Path(__file__).parent / "models"
 
