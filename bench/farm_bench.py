@@ -1,7 +1,7 @@
 """A model zoo over a labgrid farm: wall time on 1, 2 and 4 places, and what holding a place
 costs. Figures, not a test.
 
-The farm is tests/farm/localfarm.py's (labgrid's coordinator and exporter on loopback, QEMU
+The farm is tests/support/localfarm.py's (labgrid's coordinator and exporter on loopback, QEMU
 boards behind places). The zoo's programs are exported once first (a warm cache), so the
 figures are the boards' work: acquire, power-cycle, link, run, compare, release. Each place
 is a QEMU process and each deploy a Python process: the speed-up is bounded by this
@@ -73,10 +73,9 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=ZOO)
     args = parser.parse_args()
     counts = [int(c) for c in args.places.split(",")]
-    from localfarm import LocalFarm
-
     from sdk.firmware.boards import load_board
     from sdk.firmware.build import build_firmware
+    from tests.support.localfarm import LocalFarm
 
     work = Path(tempfile.mkdtemp(prefix="farm-bench-"))
     env = {**os.environ, "SDK_CACHE_DIR": str(work / "cache")}
