@@ -3,10 +3,12 @@ build of the firmware (`scons host=1`) and a way to run programs through its hos
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,65 @@ def scope_of(nodeid: str) -> str:
     if nodeid.rfind("@") > nodeid.rfind("]"):
         return nodeid.rsplit("@", 1)[1]
     return nodeid.split("::", 1)[0]
+
+
+SWEEP_FRACTION = 0.25  # of a sweep's cases past its first, per CI run
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("sweeps", "sampled parameter sweeps (tests marked `sweep`)")
+    group.addoption(
+        "--sweep-fraction", type=float, default=SWEEP_FRACTION,
+        help=f"share of each sweep's cases past its first to run (default {SWEEP_FRACTION}; "
+        "1 runs every case)",
+    )  # fmt: skip
+    group.addoption(
+        "--sweep-seed", type=int, default=None,
+        help="which cases (default: today's UTC date as YYYYMMDD, so each day runs others)",
+    )  # fmt: skip
+
+
+def sweep_seed(config) -> int:
+    seed = config.getoption("--sweep-seed")
+    return int(time.strftime("%Y%m%d", time.gmtime())) if seed is None else seed
+
+
+def pytest_report_header(config) -> str:
+    fraction, seed = config.getoption("--sweep-fraction"), sweep_seed(config)
+    return (
+        f"sweeps: each one's first case and {fraction:.0%} of the rest, seed {seed} "
+        f"(--sweep-seed {seed} repeats this run; --sweep-fraction 1 runs every case)"
+    )
+
+
+def sampled(seed: int, nodeid: str, fraction: float) -> bool:
+    """Whether a sweep case runs: a hash of the seed and the test's id (the same on every
+    xdist worker and in any collection order), under `fraction`."""
+    digest = hashlib.sha256(f"{seed}:{nodeid}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") < fraction * 2**32
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Sweeps (the `sweep` marker: many cases of one test function, such as the kernels'
+    dtype x shape grids) run their first case and a seeded sample of the rest: a different
+    sample each day, every case reachable with --sweep-fraction 1 or its seed."""
+    fraction, seed = config.getoption("--sweep-fraction"), sweep_seed(config)
+    if fraction >= 1:
+        return
+    seen: set[tuple] = set()
+    kept, dropped = [], []
+    for item in items:
+        if item.get_closest_marker("sweep") is None:
+            kept.append(item)
+            continue
+        function = (item.path, getattr(item, "originalname", item.name))
+        first = function not in seen
+        seen.add(function)
+        (kept if first or sampled(seed, item.nodeid, fraction) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.hookimpl(optionalhook=True)

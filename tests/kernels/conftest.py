@@ -30,14 +30,16 @@ QEMU_TIMEOUT_S = 120.0
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """The kernel sweeps' cases beyond each test function's first are `slow`: the edit-test
-    loop (`-m "not slow"`) runs every kernel test once, the default command every case."""
+    """The kernel tests are sweeps (tests/conftest.py samples them) and their cases beyond
+    each test function's first are `slow`: the edit-test loop (`-m "not slow"`) runs every
+    kernel test once."""
     here = Path(__file__).parent
     seen: set[tuple[Path, str]] = set()
     for item in items:
         if not item.path.is_relative_to(here) or not hasattr(item, "originalname"):
             continue
         function = (item.path, item.originalname)
+        item.add_marker(pytest.mark.sweep)
         if function in seen:
             item.add_marker(pytest.mark.slow)
         seen.add(function)

@@ -155,6 +155,7 @@ def test_a_wrong_board_is_refused_naming_it(qemu_link):
 SEEDS = range(10)
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", SEEDS)
 def test_faults_on_the_line_give_the_right_result_or_a_clear_error(link_programs, qemu_link, seed):
     """Dropped, corrupted, duplicated and delayed bytes both ways: every run is exactly right
