@@ -1,81 +1,8 @@
 """The U55's integer arithmetic, exact and vectorised: output stage, elementwise operand
 scaling, average-pool scaling and activation LUTs.
 
-Output stage (every operation): OFM = clamp(((acc + bias) * scale + r) >> shift + ofm_zp),
-with an unsigned 32-bit scale, a shift of 0-63 and a 40-bit accumulator and bias: the product
-needs up to 73 bits, which int64 cannot hold. `scale_shift` splits the scale into 16-bit
-halves and carries the low 16 bits of the product separately, so every step fits int64 and the
-floor division by 2^shift is exact. Only values of 46 bits and more (the 62-bit products of
-32-bit MULs, with which regor builds int16 RESCALEs) go through Python integers, and only
-those elements.
-
-Rounding (the r above; ROUND_MODE in IFM/OFM_PRECISION, 0 DBL, 1 TRUNCATE, 2 NATURAL):
-    NATURAL   r = 2^(shift-1): half rounds up (TOSA SINGLE_ROUND, which regor maps to it)
-    TRUNCATE  toward zero: r = 2^shift - 1 for negative values, else 0
-    DBL       NATURAL, plus 2^30 (value >= 0) or -2^30 (value < 0) when shift > 31: TOSA's
-              double_round, the emulation of TFLite's two-step rounding
-
-Elementwise ADD/SUB (IFM_PRECISION scale_mode):
-    OPA_OPB_16   a' = (a - zp_a) * OPA_SCALE, b' = (b - zp_b) * OPB_SCALE (16-bit integers;
-                 Vela folds the shifts into the scales), acc = a' +- b'
-    OPA_32       a' = round((a - zp_a) * OPA_SCALE >> OPA_SHIFT) at the IFM round mode,
-                 b' = (b - zp_b) << (19 for 8-bit IFMs, 14 for 16-bit): the unscaled operand
-                 carries TFLite's fixed input left shift (20 / 15) halved by the 2*max scale
-                 convention; OPB_SCALE is ignored (Vela and regor leave it 0 or truncated).
-    OPB_32       the same with the operands' roles swapped.
-Then acc goes through the output stage with OFM_SCALE (global) and no bias. MUL: acc =
-(a - zp_a) * (b - zp_b). ABS: |a - zp_a|. MIN/MAX: of the zero-point-corrected operands.
-LRELU: x if x >= 0 else x scaled by OFM_SCALE (Vela puts alpha there). CLZ: leading zeros of
-the 32-bit value. SHL/SHR: by IFM2 (0-31), SHR rounding at the IFM round mode.
-
-Average pool: acc = sum of (x - zp) over the kernel, scaled by OFM_SCALE (regor: a reciprocal
-of the kernel size, ceil-rounded, e.g. 0xE38E38E5 >> 35 for 3x3; 0x80000001 >> 31 with DBL
-rounding for the 1x1 pools that copy or transpose and carry LUTs). A padded average pool is
-scaled by the hardware instead (regor's GenerateOFMScalingForPooling: "padded average-pools
-use HW-scaling", OFM_SCALE left at 1, shift 0, and a unit rescale asserted): regor lowers
-TOSA's AVG_POOL2D, whose divisor is the count of valid (unpadded) elements, straight onto it,
-so that count it is, divided as TOSA does (`reciprocal_scale`, NATURAL rounding).
-ExecuTorch emits such pools for count_include_pad=False.
-
-LUTs: int8: the 256-byte table indexed by the output-stage result (OFM value + 128).
-int16: 512 words of (slope << 16) | base, signed 16-bit halves; index = (x + 32768) >> 7,
-fraction = x & 0x7F, out = base + (slope * fraction) >> 7 rounded at the given mode.
-
-Checked bit-exact against the TOSA reference model on real exports (tests/npu/test_arith.py),
-from the registers and streams Vela emitted: CONV2D and DEPTHWISE_CONV2D + RESCALE (int8 and
-int16 with 40-bit accumulators), ADD int8 (every input pair, OPA_32), MUL int8 (every pair)
-and int16, AVG_POOL2D int8, int8 TABLE through the LUT, int16 TABLE + RESCALE through one
-int16 LUT pass (the words are TOSA's table as slope/base; NATURAL interpolation rounding
-matches, TRUNCATE does not), and the int16 ADD regor builds from six elementwise operations.
-Padded AVG_POOL2D (int8 and int16, stride 1 and 2; OFM_SCALE 1 >> 0, NATURAL, the divisor
-`padded_average`): whole delegates, in tests/npu/test_execute.py (model avgpool_pad).
-
-Open points (not settled by Vela's sources; each wants a test against the FVP or silicon,
-or against the TOSA reference model where a TOSA graph pins it):
-- Accumulator saturation: the sum of a CONV, DEPTHWISE, AVERAGE or REDUCE_SUM saturates at
-  the ACC_FORMAT width (I32 or I40; `saturate_accumulator`). That it saturates rather than
-  wraps is Arm's word (Vela's MLBEDSW-5029: a TFLite Mean whose "accumulator could saturate"
-  must run on the CPU; its limits, 2^24 int8 / 2^16 int16 elements, are 2^31 over the
-  element range: the 32-bit pool accumulator). Where in the order of accumulation it
-  saturates is not public: a sum that can leave the range only through mixed-sign partial
-  sums is refused. Elementwise results do not saturate there (the 62-bit products of 32-bit
-  MULs match TOSA exact), nor, as far as is known, does acc + bias (kept exact).
-- Intermediate saturation of the 32-bit OPA/OPB scaling and of the scaled sum: none.
-- Whether OPA_32's unscaled operand shift is fixed in hardware or comes from a register
-  Vela leaves at its reset value: 19 is pinned for 8-bit IFMs (all 65536 int8 pairs of a
-  real ADD match TOSA with 19, none of 18/20/21 does); 14 for 16-bit IFMs is by analogy
-  (regor lowers an int16 ADD to 32-bit MULs and 16-bit-scale ADDs, not OPA_32).
-- TRUNCATE's direction for negative values (toward zero assumed, from the notes).
-- Where the LUT sits relative to the OFM zero point and the activation clamp (here: LUT on
-  the clamped, zero-point-added OFM value, as TOSA's RESCALE -> TABLE order does).
-- int16 LUT interpolation rounding: NATURAL reproduces TOSA and is what regor relies on when
-  it folds TABLE + RESCALE into one LUT; the hardware's own rounding there is unconfirmed.
-- The padded average pool's division (`padded_average`): TOSA's, which regor relies on and
-  which reproduces TOSA on real exports; that the hardware divides so (its rounding, and
-  whether ROUND_MODE or a non-unit OFM_SCALE act on it) is unconfirmed (the executor refuses
-  a non-unit OFM_SCALE).
-- Clamping of 32-bit outputs: the int32 range, ACTIVATION_MIN/MAX ignored (pinned by the
-  int16 ADD test; what the hardware does with MIN/MAX on a 32-bit OFM is unknown).
+The details (the formulas, what is and is not modelled): docs/ethosu-functional.md,
+section arith.py.
 """
 
 from __future__ import annotations

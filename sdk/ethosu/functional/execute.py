@@ -1,45 +1,7 @@
 """A functional model of the Ethos-U55: runs a decoded command stream over memory regions.
 
-State: the regions (byte arrays the base pointers select: 0 = the payload's weight_data,
-1 = the scratch holding every input and output at its record's offset, 2 = fast scratch,
-the same memory as 1 without a dedicated cache), and SHRAM, where DMA puts the activation
-LUTs. Each operation reads its register state (`Operation.state`, from sdk.ethosu.stream.decode) and
-computes whole feature maps with numpy; the arithmetic is arith's, the addressing featuremap's,
-the weight and scale streams weights' (sdk.ethosu.functional).
-
-Vela tiles a big copy or transpose into up to 10^6 small POOL or ELEMENTWISE operations that
-differ only in their base addresses (Operation.changed tells them). A run of them is computed
-in batches, the arrays of every operation of a batch stacked (`Batch`), so numpy's cost per
-call is paid per batch, not per operation; a batch holds only operations that do not depend on
-each other (`_independent`: none reads a byte an earlier one of it writes, no two write one
-byte), so it gives what they give in order, and a refusal in a batch is found again one by one
-(the same error, at the same operation, after the same writes). `progress` reports between
-operations and batches.
-
-What is not modelled raises a ProgramError naming the operation and the mode: an executor
-that guessed would give wrong data silently. Known not modelled: IFM upscale ZEROS outside
-convolutions, DMAs from SHRAM or strided differently on their two sides (2-D/3-D DMAs are
-modelled: `DmaWalk`), padded AVERAGE pools scaled other than by Vela's unit OFM_SCALE (the
-hardware divides by the valid count itself), the built-in TANH/SIGMOID activation functions
-(their arithmetic is not public; see `_activation`), F16 accumulators, sums that would leave
-the I32/I40 accumulator only through mixed-sign partial sums (where it saturates then depends
-on an unpublished order: `_saturated`), U65 dual-core weight streams, and an OFM whose
-elements share bytes (the result is the NPU's write order; Vela 5.1.0 emits these for a U55
-MatMul whose first operand is a slice, a miscompilation: see `_refuse_overlapping`).
-
-Settled by bit-exactness against the TOSA reference model (tests/npu/test_execute.py) where
-Vela's sources leave room:
-- The IFM's extent is no register: it is what OFM size, kernel, stride and dilation reach,
-  less the padding (KERNEL_HEIGHT/WIDTH_M1 hold the dilated span).
-- REDUCE_SUM (1x1 kernel) sums over the IFM's depth into one OFM channel.
-- With IFM2 operand order A the operation is IFM2 op IFM, and OPA/OPB scale operands A and B
-  of the computation (IFM2 is A), not the IFM/IFM2 ports.
-- IFM upscale ZEROS puts each element at (2y, 2x) and the zero point elsewhere.
-- LUT slot n lives at SHRAM size - 2 KB + 256 n; the LUT applies to the clamped OFM value.
-
-Facts (registers, formats, arithmetic): Vela's `ethosu.vela.ethos_u55_regs` and regor's command
-stream generator and scaling (`ethos_u55_register_cs_generator.cpp`, `ethos_u_scaling.cpp`, in
-the upstream Vela source).
+The details (the formulas, what is and is not modelled): docs/ethosu-functional.md,
+section execute.py.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """Feature maps in NPU memory: where each element lives, and whole-map reads and writes.
 
-An operation's IFM, IFM2 and OFM are each described by registers: a region (base pointer),
-up to four tiles (BASE0-3 with HEIGHT0, HEIGHT1, WIDTH0: Vela's rolling buffers and
-concatenations), strides, a format and an element type. Element (y, x, c) lives at:
-
-    tile:  x < WIDTH0: tile 0 if y < HEIGHT0, else tile 2 (y -= HEIGHT0)
-           x >= WIDTH0 (x -= WIDTH0): tile 1 if y < HEIGHT1, else tile 3 (y -= HEIGHT1)
-    NHWC:     BASE[tile] + y*STRIDE_Y + x*STRIDE_X + c*elem         (STRIDE_C not used)
-    NHCWB16:  BASE[tile] + y*STRIDE_Y + x*16*elem + (c//16)*STRIDE_C + (c%16)*elem
-
-(stated from Vela's `get_address` in register_command_stream_util.py and regor's
-`AddressForCoordinate`/`GetTiles`; read, not copied). Strides are signed 32-bit values and may
-be negative (Vela's transposes and reverses). Every byte an access touches is checked against
-the region: a command stream that reaches outside it is refused, never wraps or reads junk.
-`overlap` finds two elements sharing a byte: an OFM like that has no one result.
-
-Where each element lies relative to its tile's base depends on the shape, tiles, strides and
-format only: that grid is computed once per layout (`_tile_offsets`) and the bases added per
-access, and `read`/`write` also take many sets of bases at once (operations that differ only
-in where their tiles are, as Vela tiles a big copy or transpose: execute runs them
-together).
-
-Open point: for NHCWB16, Vela always writes STRIDE_X = 16*elem, and the address formula of
-both Vela and regor uses the brick width, not STRIDE_X; a hand-made stream with another
-STRIDE_X would tell whether the hardware uses the register. Here the register is ignored for
-NHCWB16, as Vela's formula has it.
+The details (the formulas, what is and is not modelled): docs/ethosu-functional.md,
+section featuremap.py.
 """
 
 from __future__ import annotations
