@@ -3,8 +3,9 @@
 An output passes when the target equals the host reference (the device computed what the
 program says) and lies within the Tolerance of the quantized PyTorch model (ExecuTorch's
 criterion for a quantized program). With integer I/O (`--io int`) the first holds the
-integers themselves and the second their dequantized values. The SNR/cosine floors against both PyTorch models are
-figures in the report; a floor missed is a warning, never a failure on its own.
+integers themselves and the second their dequantized values. The SNR/cosine floors against
+both PyTorch models are figures in the report; a floor missed is a warning, never a failure
+on its own.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import numpy as np
 
 from sdk.deploy.report import OutputCheck
 from sdk.errors import MismatchError, UsageError
-from sdk.program.integer_io import IoSection
 from sdk.evaluation.accuracy import (
     REFERENCES,
     THRESHOLDS,
@@ -23,6 +23,7 @@ from sdk.evaluation.accuracy import (
     zero_reference_bound,
 )
 from sdk.evaluation.compare import compare_each
+from sdk.program.integer_io import IoSection
 
 # The failure line of a target whose outputs differ from the host reference (a wrong device
 # result, as opposed to one outside the quantized model's tolerance).

@@ -16,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-from io import StringIO
 import json
 import logging
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
