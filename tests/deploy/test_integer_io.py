@@ -61,3 +61,14 @@ def test_deploy_int_io_on_qemu(tmp_path, monkeypatch, model, quant):
     )
     assert reports["int"]["outputs"][0]["dtype"] == {"int8": "int8", "int16": "int16"}[quant]
     assert qdq_instructions(reports["int"]) < qdq_instructions(reports["float"])
+
+
+def test_io_is_part_of_the_program_key():
+    from sdk.cache import digest
+    from sdk.deploy.keys import program_key_parts
+    from sdk.export.model_loader import ModelSpec
+
+    spec = ModelSpec.parse(str(REPO / "examples" / "shared_split.py"))
+    keys = {io: digest(program_key_parts(spec, None, "ethos-u55-128", "int8", [], None, io))
+            for io in ("float", "int")}  # fmt: skip
+    assert keys["float"] != keys["int"]
