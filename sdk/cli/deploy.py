@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
-from sdk.cli.quant_args import add_quant_arguments, quant_options
+from sdk.cli.quant_args import add_io_argument, add_quant_arguments, quant_options
 from sdk.evaluation.accuracy import Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.link.transport import DEFAULT_BAUD
@@ -50,6 +50,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--npu", help="NPU configuration (default: the board's)")
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     add_quant_arguments(p)
+    add_io_argument(p)
     p.add_argument(
         "--cpu-op", action="append", default=[], metavar="OP",
         help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
@@ -191,6 +192,7 @@ def _deploy(args: argparse.Namespace, steps):
         target=args.target,
         npu=args.npu,
         quant=args.quant,
+        io=args.io,
         cpu_ops=args.cpu_op,
         inputs=args.inputs,
         port=args.port,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sdk.cli.quant_args import add_quant_arguments, quant_options
+from sdk.cli.quant_args import add_io_argument, add_quant_arguments, quant_options
 
 
 def add_parser(subparsers) -> None:
@@ -25,6 +25,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--target", help=argparse.SUPPRESS)
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     add_quant_arguments(p)
+    add_io_argument(p)
     p.add_argument(
         "--cpu-op",
         action="append",
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         fix_boundaries=not args.stock_partitioner,
         quant_options=options,
         etrecord=args.etrecord,
+        io=args.io,
     )
     report = result.report
     audit = report["boundary_audit"]
@@ -93,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"  WARNING: {missing} (`sdk run --target host` runs it; `sdk build` refuses it)")
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
+    for side in ("inputs", "outputs"):
+        for entry in report["io"][side]:
+            if entry is not None:
+                print(
+                    f"  integer {side[:-1]} {entry['index']}: {entry['dtype']}, scale "
+                    f"{entry['scale']:.9g}, zero-point {entry['zero_point']}"
+                )
     for workaround in report["vela_workarounds"]:
         print(f"  Vela workaround: {workaround['cpu_op']} on the CPU: {workaround['why']}")
     for workaround in report["lowering_workarounds"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sdk.export.quant_options import OPTIONS, QuantOptions
+from sdk.program.integer_io import IO_MODES
 
 
 def add_quant_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +21,18 @@ def add_quant_arguments(p: argparse.ArgumentParser) -> None:
             else "|".join(option.values),
             help=option.help,
         )
+
+
+def add_io_argument(p: argparse.ArgumentParser) -> None:
+    """--io: what the program takes and returns (export and deploy say it the same way)."""
+    p.add_argument(
+        "--io",
+        default=IO_MODES[0],
+        metavar="|".join(IO_MODES),
+        help="float (default): the program quantizes its inputs and dequantizes its outputs on "
+        "the CPU; int: it takes and returns the quantized integers (int8, int16 with --quant "
+        "int16), their scale and zero-point in report.json's `io` (docs/integer-io.md)",
+    )
 
 
 def quant_options(args: argparse.Namespace) -> QuantOptions:

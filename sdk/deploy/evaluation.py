@@ -13,7 +13,8 @@ from sdk.deploy.references import DATASET_FILE, DATASET_FILES, INPUTS_FILE
 from sdk.evaluation.accuracy import REFERENCES
 from sdk.evaluation.dataset import Thresholds, evaluate, read_dataset, run_dataset
 from sdk.evaluation.png import confusion_png
-from sdk.program.pte import LoadedProgram, output_quant_scales
+from sdk.program.integer_io import IoSection
+from sdk.program.pte import LoadedProgram
 from sdk.targets.base import RunOptions
 from sdk.utils.npz import read_arrays, write_arrays
 
@@ -24,11 +25,13 @@ DATASET_OUTPUTS_FILE = "dataset_outputs.npz"  # the device's outputs per sample,
 
 def validate_dataset(
     running, program: LoadedProgram, entry: Path, options: RunOptions,
-    thresholds: Thresholds | None, show: bool, outputs_file: Path,
+    thresholds: Thresholds | None, show: bool, outputs_file: Path, io: IoSection | None = None,
 ) -> dict:  # fmt: skip
     """Every sample of the entry's data set on the loaded program (one RUN each; the device's
     outputs into `outputs_file`), the host reference on each, and the figures against the
-    PyTorch models' outputs (export time)."""
+    PyTorch models' outputs (export time). With integer I/O (`io`) each sample is quantized
+    for the program and the outputs dequantized (one-to-one: equal integers, equal floats)."""
+    io = io or IoSection("float")
     from sdk.targets.host import HOST_REFERENCE_EXECUTOR, host_runner
 
     example = read_arrays(entry / INPUTS_FILE)
@@ -40,17 +43,24 @@ def validate_dataset(
             sys.stderr.write(f"\r  data set: {done}/{total} samples, {rate:.1f} samples/s ")
             sys.stderr.flush()
 
-    result = run_dataset(data, lambda x: running.run(program, x, options).outputs, progress)
+    def run_one(sample: list[np.ndarray]) -> list[np.ndarray]:
+        outputs = running.run(program, io.quantize_inputs(sample), options).outputs
+        return io.dequantize_outputs(outputs)
+
+    result = run_dataset(data, run_one, progress)
     if show:
         sys.stderr.write("\n")
     write_arrays(outputs_file, result.device)
     reference = host_runner(program, None, HOST_REFERENCE_EXECUTOR)
-    host = [reference.run(data.sample(i)) for i in range(result.measured)]
+    host = [
+        io.dequantize_outputs(reference.run(io.quantize_inputs(data.sample(i))))
+        for i in range(result.measured)
+    ]
     references = {
         "host": [np.stack(outs) for outs in zip(*host, strict=True)] if host else [],
         **{ref: read_arrays(entry / DATASET_FILES[ref]) for ref in REFERENCES},
     }
-    section = evaluate(result, references, thresholds or Thresholds(), output_quant_scales(program))
+    section = evaluate(result, references, thresholds or Thresholds(), io.output_scales(program))
     for out in section["outputs"]:  # the confusion matrices as images beside the report
         if "classification" in out:
             png = outputs_file.parent / f"confusion_output{out['index']}.png"

@@ -199,8 +199,9 @@ def program_key_parts(
     quant: str,
     cpu_ops: list[str],
     quantization: dict | None = None,
+    io: str = "float",
 ) -> dict:
-    """`quantization`: QuantOptions.to_json() (None: the defaults)."""
+    """`quantization`: QuantOptions.to_json() (None: the defaults); `io`: --io."""
     from sdk.export.quant_options import QuantOptions
 
     return {
@@ -211,6 +212,7 @@ def program_key_parts(
         else "the model's example inputs",
         "npu": npu,
         "quant": quant,
+        "io": io,
         "cpu_ops": sorted(cpu_ops),
         "quantization": quantization or QuantOptions().to_json(),
         "packages": package_versions(),

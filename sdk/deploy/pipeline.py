@@ -54,7 +54,8 @@ from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import ModelSpec
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
-from sdk.program.pte import load_program, output_quant_scales
+from sdk.program.integer_io import IoSection, check_io
+from sdk.program.pte import load_program
 from sdk.reference.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
@@ -134,6 +135,7 @@ def deploy(
     target: str = "auto",
     npu: str | None = None,
     quant: str = "int8",
+    io: str = "float",
     cpu_ops: list[str] | None = None,
     inputs: Path | None = None,
     port: str | None = None,
@@ -166,6 +168,11 @@ def deploy(
     report the data-set figures; the deploy then passes only when they meet
     `dataset_thresholds` too.
 
+    `io="int"`: the program takes and returns integers (sdk.export.integer_io); the user's
+    float inputs are quantized here with the program's input scale/zero-point, its integer
+    outputs must equal the host reference's, and dequantized they are held to the quantized
+    PyTorch model as float outputs are.
+
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
     from sdk.firmware.kernelgen import (
@@ -179,6 +186,7 @@ def deploy(
     spec = board if isinstance(board, Board) else load_board(board)
     npu_config = NpuConfig.parse(spec.npu_config(npu))
     quant_mode = QuantMode.parse(quant)
+    check_io(io)
     quant_options = quant_options or QuantOptions()
     model_spec = ModelSpec.parse(model)
     if not model_spec.path.is_file():
@@ -206,6 +214,7 @@ def deploy(
             quant_mode.value,
             cpu_ops,
             quant_options.to_json(),
+            io,
         )
         if dataset is not None:
             if not Path(dataset).is_file():
@@ -221,6 +230,7 @@ def deploy(
             outdir,
             quant_options,
             dataset,
+            io,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
@@ -228,7 +238,9 @@ def deploy(
     export_dir = program_entry.path / EXPORT_DIR
     program = load_program(export_dir / "model.pte")
     export_report = _read_json(export_dir / "report.json")
-    run_inputs = read_arrays(program_entry.path / INPUTS_FILE)
+    io_section = IoSection.from_json(export_report.get("io"))
+    # The user's inputs as the program takes them (quantized here with --io int).
+    run_inputs = io_section.quantize_inputs(read_arrays(program_entry.path / INPUTS_FILE))
 
     with steps.step("kernels", "kernel registrations") as step:
         kernels = select_kernels(program_kernel_uses(program), load_kernel_specs())
@@ -281,7 +293,7 @@ def deploy(
             with steps.step("dataset", f"data set on {target_name}") as step:
                 dataset_section = validate_dataset(
                     running, program, program_entry.path, run_options, dataset_thresholds,
-                    steps.show, outdir / DATASET_OUTPUTS_FILE,
+                    steps.show, outdir / DATASET_OUTPUTS_FILE, io_section,
                 )  # fmt: skip
                 dataset_section["file"] = str(dataset)  # the user's, not the cache's copy
                 step.note(dataset_note(dataset_section))
@@ -303,7 +315,7 @@ def deploy(
         references = {r: read_arrays(program_entry.path / REFERENCE_FILES[r]) for r in REFERENCES}
         checks, failure, warnings = judge_outputs(
             run.outputs, host_outputs, references, quant_mode.value, tolerance or Tolerance(),
-            host_rtol, output_quant_scales(program),
+            host_rtol, io_section.output_scales(program), io_section,
         )  # fmt: skip
 
     report = DeployReport(
@@ -314,6 +326,7 @@ def deploy(
         board_use=run.board_use,
         npu=npu_config.value,
         quant=quant_mode.value,
+        io=io_section.to_json(),
         quantization=export_report.get("quantization", quant_options.to_json()),
         passed=failure is None
         and bool(checks)

@@ -155,6 +155,7 @@ class DeployReport:
     board_use: dict | None = None  # a board's place and firmware (kept / flashed), if a board
     warnings: list[str] = field(default_factory=list)  # floors missed: figures, not the verdict
     npu_arena: dict | None = None  # sdk.firmware.memory.ArenaPlacement: where the NPU's arena is
+    io: dict | None = None  # the export report's `io`: --io and each I/O's scale/zero-point
 
     def to_json(self) -> dict:
         return _finite(
@@ -166,6 +167,7 @@ class DeployReport:
                 "npu": self.npu,
                 "quant": self.quant,
                 "quantization": self.quantization,
+                "io": self.io,
                 "passed": self.passed,
                 "failure": self.failure,
                 "warnings": self.warnings,

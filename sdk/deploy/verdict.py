@@ -2,8 +2,10 @@
 
 An output passes when the target equals the host reference (the device computed what the
 program says) and lies within the Tolerance of the quantized PyTorch model (ExecuTorch's
-criterion for a quantized program). The SNR/cosine floors against both PyTorch models are
-figures in the report; a floor missed is a warning, never a failure on its own.
+criterion for a quantized program). With integer I/O (`--io int`) the first holds the
+integers themselves and the second their dequantized values. The SNR/cosine floors against
+both PyTorch models are figures in the report; a floor missed is a warning, never a failure
+on its own.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdk.deploy.report import OutputCheck
-from sdk.errors import MismatchError
+from sdk.errors import MismatchError, UsageError
 from sdk.evaluation.accuracy import (
     REFERENCES,
     THRESHOLDS,
@@ -21,6 +23,7 @@ from sdk.evaluation.accuracy import (
     zero_reference_bound,
 )
 from sdk.evaluation.compare import compare_each
+from sdk.program.integer_io import IoSection
 
 # The failure line of a target whose outputs differ from the host reference (a wrong device
 # result, as opposed to one outside the quantized model's tolerance).
@@ -37,10 +40,12 @@ def criterion_scales(scales: list[float | None]) -> list[float | None]:
 def judge_outputs(
     outputs: list[np.ndarray], host: list[np.ndarray], references: dict[str, list[np.ndarray]],
     quant: str, tolerance: Tolerance, host_rtol: float, scales: list[float | None],
+    io: IoSection | None = None,
 ) -> tuple[list[OutputCheck], str | None, list[str]]:  # fmt: skip
     """(checks, failure, warnings): per output the host comparison, the Tolerance against the
     quantized model and the floors' figures; the failure names the first failing output (host
-    mismatches first); a warning per floor missed."""
+    mismatches first); a warning per floor missed. `io`: the program's I/O (integer outputs
+    are dequantized for the models' comparisons)."""
     try:
         vs_host = compare_each(outputs, host, host_rtol)
         bad = [c.describe() for c in vs_host if not c.ok]
@@ -49,8 +54,13 @@ def judge_outputs(
     failure = f"{HOST_MISMATCH}: {'; '.join(bad)}" if bad else None
     steps = criterion_scales(list(scales) + [None] * (len(outputs) - len(scales)))
     checks, warnings = [], []
-    for i, output in enumerate(outputs):
-        check = OutputCheck(i, str(output.dtype), list(output.shape), None if vs_host is None
+    try:
+        values = (io or IoSection("float")).dequantize_outputs(outputs)
+    except UsageError as exc:  # the target returned another dtype than the program's
+        values = outputs
+        failure = failure or f"{HOST_MISMATCH}: {exc}"
+    for i, (raw, output) in enumerate(zip(outputs, values)):
+        check = OutputCheck(i, str(raw.dtype), list(raw.shape), None if vs_host is None
                             else vs_host[i])  # fmt: skip
         quantized = _reference(references["quantized"], i, output)
         if quantized is None:

@@ -358,11 +358,12 @@ def analyse(
     return NumericsReport(quantized.quant.value, outputs, boundaries, collapses)
 
 
-def export_numerics(quantized, program) -> dict:
+def export_numerics(quantized, program, scales: list[float | None] | None = None) -> dict:
     """The numerics an export already has the parts for (report.json's `numerics`): per
     output the quantized PyTorch model against fp32 on the example inputs, and the collapsed
     parts of concatenated outputs. Two forward passes; the host reference and the delegate
-    outputs are `sdk numerics`' (they need the program run)."""
+    outputs are `sdk numerics`' (they need the program run). `scales`: each output's
+    quantization step, when the program's dequantizes do not say it (integer I/O)."""
     from sdk.program.pte import output_quant_scales
 
     loaded = quantized.loaded
@@ -370,7 +371,7 @@ def export_numerics(quantized, program) -> dict:
     with torch.no_grad():
         fp32 = [o.detach().numpy() for o in output_tensors(loaded.module(*tensors))]
         qmodel = [o.detach().numpy() for o in output_tensors(quantized.graph_module(*tensors))]
-    scales = output_quant_scales(program)
+    scales = scales if scales is not None else output_quant_scales(program)
     quant = quantized.quant.value
     outputs = []
     for i, ref in enumerate(fp32):

@@ -5,7 +5,8 @@ The steps are separate functions so a user (or a test) can stop in between:
     quantized = quantize(loaded, NpuConfig.U55_128, QuantMode.INT16)
     result = lower(quantized, "out/", cpu_ops=["aten.bmm"])
 `export_model` chains them. Output (OUTDIR): model.pte, report.json, tosa/delegate_<i>.tosa and
-example_inputs.npz (the model's example inputs in program order, for `sdk run --inputs`).
+example_inputs.npz (the model's example inputs in program order as the program takes them:
+quantized with `io="int"`, for `sdk run --inputs`).
 Everything is written to a staging folder first and moved into OUTDIR only on success, so a
 failed export leaves OUTDIR as it was.
 """
@@ -15,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import io
 import json
 import logging
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from sdk.export import ETRECORD_FILE
 from sdk.export.aten_rewrites import outside_core_aten, rewrite_float_graph
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.edge_rewrites import keep_long_indices
+from sdk.export.integer_io import integer_io
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
 from sdk.export.model_loader import LoadedModel, load_model, standard_layout
 from sdk.export.partitioner import NpuPartitioner
@@ -42,6 +44,7 @@ from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.program.audit import audit_program, npu_output_overlaps
+from sdk.program.integer_io import check_io
 from sdk.program.pte import load_program
 from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
 from sdk.utils.npz import write_arrays
@@ -336,6 +339,7 @@ def lower(
     tosa_passes: bool = True,
     failure_logs: Path | None = None,
     etrecord: bool = False,
+    io: str = "float",
 ) -> ExportResult:
     """Partition for the NPU, compile with Vela, write model.pte, report.json and the TOSA
     (and `etrecord.bin`, ExecuTorch's ETRecord for its Inspector, when `etrecord`).
@@ -354,13 +358,19 @@ def lower(
 
     An operator ExecuTorch lowers for the U55 into a different one (_WRONG_ON_U55) stays on
     the CPU from the start, in the report's `lowering_workarounds`.
+
+    `io="int"`: the program takes and returns the quantized integers (sdk.export.integer_io);
+    the report's `io` section holds each one's scale and zero-point.
     """
     from sdk.ethosu.functional.execute import MISCOMPILED_MATMUL
 
+    check_io(io)
     cpu_ops = list(cpu_ops or [])
     placed = wrong_on_the_npu(quantized, cpu_ops)
     cpu_ops += [p["cpu_op"] for p in placed]
-    args = (quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed, etrecord)
+    args = (
+        quantized, Path(outdir), fix_boundaries, tosa_passes, failure_logs, placed, etrecord, io,
+    )  # fmt: skip
     try:
         return _lower_once(*args, cpu_ops, [])
     except _OverlappingNpuOutputs as exc:
@@ -391,6 +401,7 @@ def _lower_once(
     failure_logs: Path | None,
     placed: list[dict],
     etrecord: bool,
+    io: str,
     cpu_ops: list[str],
     workarounds: list[dict],
 ) -> ExportResult:
@@ -405,7 +416,7 @@ def _lower_once(
         partitioner = NpuPartitioner(
             spec, checks, fix_boundaries=fix_boundaries, artifact_dir=artifacts
         )
-        vela_log = io.StringIO()
+        vela_log = StringIO()
         try:
             with (
                 contextlib.redirect_stdout(vela_log),
@@ -420,6 +431,7 @@ def _lower_once(
                     ),
                 )
                 keep_long_indices(edge.exported_program().graph_module)
+                io_section = integer_io(edge, io)
                 lowered = _lowered_modules(edge)
                 if forced is not None:
                     forced.check_matches(
@@ -497,6 +509,7 @@ def _lower_once(
             audit,
             delegates,
             cpu_ops or [],
+            io_section,
             narrow.forks,
         )
         if fix_boundaries and not audit.ok:
@@ -524,7 +537,8 @@ def _lower_once(
                     node["reason"] = f"moved onto the CPU by the SDK: {workaround['why']}"
         # No NPU partition, no Vela run: the folder was never made (a CPU-only program).
         shutil.rmtree(artifacts, ignore_errors=True)
-        write_arrays(stage / INPUTS_FILE, [t.numpy() for t in quantized.loaded.example_inputs])
+        example = [t.numpy() for t in quantized.loaded.example_inputs]
+        write_arrays(stage / INPUTS_FILE, io_section.quantize_inputs(example))
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     remove_stale_logs(outdir, failure_logs)
     return ExportResult(
@@ -549,9 +563,11 @@ def export_model(
     tosa_passes: bool = True,
     quant_options: QuantOptions | None = None,
     etrecord: bool = False,
+    io: str = "float",
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
-    and write OUTDIR."""
+    and write OUTDIR (`io="int"`: a program with integer inputs and outputs, see `lower`)."""
+    check_io(io)
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
     quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
     loaded = load_model(model)
@@ -564,4 +580,5 @@ def export_model(
         fix_boundaries=fix_boundaries,
         tosa_passes=tosa_passes,
         etrecord=etrecord,
+        io=io,
     )

@@ -12,6 +12,7 @@ from sdk.evaluation.numerics import export_numerics
 from sdk.export.partitioner import BoundaryTensor, NpuPartitioner, target_name
 from sdk.export.vela_summary import ESTIMATE_LABEL
 from sdk.program.audit import AuditResult
+from sdk.program.integer_io import IoSection
 from sdk.program.pte import LoadedProgram
 
 if TYPE_CHECKING:
@@ -104,8 +105,11 @@ def build_report(
     audit: AuditResult,
     delegates: list[dict],
     cpu_ops: list[str],
+    io: IoSection | None = None,
     int48_forks: list[Int48Fork] | None = None,
 ) -> dict:
+    """The report of a lowered program (`io`: its I/O mode and quantization)."""
+    io = io or IoSection("float")
     sites = {site.delegate_index: site for site in audit.call_sites}
     delegate_entries = []
     for entry in delegates:
@@ -150,6 +154,8 @@ def build_report(
             ],
         },
         "npu": quantized.npu.value,
+        # --io: float, or the program takes and returns integers with these scales/zero-points
+        "io": io.to_json(),
         "quant": quantized.quant.value,
         "quantization": quantized.quantization,
         "partitioner": "int-boundary" if partitioner.fix_boundaries else "stock",
@@ -175,5 +181,5 @@ def build_report(
         "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
         "vela_estimate_total": _totals(delegates),
         # what the export already has of `sdk numerics` (two forward passes, no program run)
-        "numerics": export_numerics(quantized, program),
+        "numerics": export_numerics(quantized, program, io.output_scales(program)),
     }

@@ -174,7 +174,7 @@ def test_deploy_keys_and_exports_the_program_with_its_quantizer_settings(tmp_pat
 
     seen: dict = {}
 
-    def export_into(folder, model, inputs, npu, quant, cpu_ops, logs, options, dataset) -> None:
+    def export_into(folder, model, inputs, npu, quant, cpu_ops, logs, options, dataset, io) -> None:
         seen["options"] = options
 
     def cached(cache, kind, parts, fill, scratch):
