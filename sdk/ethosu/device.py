@@ -20,7 +20,15 @@ would, through the target's memory:
   4. STATUS gets cmd_end_reached and irq_raised, QREAD = QSIZE, and the IRQ line rises.
 Memory the firmware will not let the NPU reach is the NPU's bus_status; a job the executor
 refuses is cmd_parse_error. Either way `fault` keeps the reason for the host's error message.
-PMCCNTR stays 0: the model does not time the NPU.
+
+Each job is also timed (sdk/ethosu/cycles.py: the command stream's cycle model, for the memory
+system the delegate was compiled for, with the AXI port of each region as REGIONCFG/QCONFIG
+say), and its PMU counts as a U55's would: PMCR (cnt_en, the counter resets), PMCNTENSET/CLR,
+the 48-bit cycle counter PMCCNTR_LO/HI, PMEVTYPERn/PMEVCNTRn (CYCLE, NPU_ACTIVE, MAC_ACTIVE and
+the AXI0/AXI1 read and write beats; other events count 0), overflow flags in PMOVSSET. The
+counters advance by the job's modelled cycles when it ends; time between jobs is not modelled
+(the cycle counter counts jobs only, NPU_IDLE stays 0). `job_log` keeps each finished job's
+record (NpuJob: delegate, modelled cycles, MACs, event counts) for the host's report.
 
 The firmware waits for the host inside the exchange that started the job and gives up after
 kNpuTimeoutSeconds (firmware/link/server.h: 60 s of its own time) without a request from it.
@@ -45,6 +53,7 @@ import numpy as np
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
 
 from sdk.errors import FirmwareRefused, SdkError
+from sdk.ethosu.cycles import MemorySystem, StreamTiming, model_stream, program_memory_systems
 from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.ethosu.stream.decode import command_stream_bytes
 from sdk.link import protocol as p
@@ -69,6 +78,51 @@ def _word(union, **fields: int) -> int:
     for name, bit in fields.items():
         setattr(value.bits, name, bit)
     return value.word
+
+
+def _bits(union, word: int):
+    value = union()
+    value.word = word
+    return value.bits
+
+
+# The PMU: event counters (as many as the wheel's register map has), the cycle counter's bit
+# in PMCNTENSET/PMOVSSET, its width (PMCCNTR_HI holds bits 32 up), PMCR's reset value.
+EVENT_COUNTERS = sum(r.name.startswith("PMEVCNTR") for r in regs.PMU)
+CYCLE_BIT = _word(regs.pmcntenset_r, cycle_cnt=1)
+COUNTER_BITS = (1 << EVENT_COUNTERS) - 1 | CYCLE_BIT
+CYCLE_COUNTER_BITS = 32 + regs.pmccntr_hi_r._bitfield._fields_[0][2]
+PMCR_RESET = _word(regs.pmcr_r, num_event_cnt=EVENT_COUNTERS)
+PMCR_KEPT = _word(regs.pmcr_r, cnt_en=1, mask_en=1)  # the others are actions or read-only
+# Registers whose writes set or clear bits of one state, read back through either.
+SET_CLEAR = {
+    REG["PMCNTENSET"]: (REG["PMCNTENSET"], True),
+    REG["PMCNTENCLR"]: (REG["PMCNTENSET"], False),
+    REG["PMOVSSET"]: (REG["PMOVSSET"], True),
+    REG["PMOVSCLR"]: (REG["PMOVSSET"], False),
+    REG["PMINTSET"]: (REG["PMINTSET"], True),
+    REG["PMINTCLR"]: (REG["PMINTSET"], False),
+}
+READ_ALIAS = {REG["PMCNTENCLR"]: REG["PMCNTENSET"], REG["PMOVSCLR"]: REG["PMOVSSET"],
+              REG["PMINTCLR"]: REG["PMINTSET"]}  # fmt: skip
+
+
+def _port_of(bits: int) -> str:
+    """REGIONCFG/QCONFIG memory type: 0-1 AXI0, 2-3 AXI1 (the U55's two ports)."""
+    return "AXI1" if bits & 2 else "AXI0"
+
+
+@dataclass(frozen=True)
+class NpuJob:
+    """A finished job as the host's report wants it: which delegate ran, its modelled time
+    (None when the cycle model could not time it, `timing_error` says why) and the counts
+    the PMU's events would reach over it (sdk.ethosu.cycles.StreamTiming.counters)."""
+
+    delegate: int
+    cycles: int | None
+    macs: int | None
+    counters: dict[str, int]
+    timing_error: str | None = None
 
 
 STATUS_END = _word(regs.status_r, cmd_end_reached=1, irq_raised=1)
@@ -161,9 +215,13 @@ class VirtualU55:
     jobs: int = 0
     # What was wrong with the last job, which the NPU itself cannot say: its fault's reason.
     fault: str | None = None
+    # Each job that ran to its end, in order (NpuJob): what the report reads.
+    job_log: list[NpuJob] = field(default_factory=list)
     _registers: dict[int, int] = field(default_factory=dict)
     _queued: bool = False  # QSIZE written since the last reset or start
     _delegates: list[Delegate] = field(default_factory=list)
+    _memory: dict[int, MemorySystem] | None = None  # per delegate index, from its compile spec
+    _timings: dict[tuple[int, int, int], StreamTiming] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.reset()
@@ -189,9 +247,10 @@ class VirtualU55:
         prot = self._registers.get(REG["RESET"], 0) & 3
         self._registers = {REG["ID"]: npu_id, REG["CONFIG"]: config, REG["CMD"]: CMD_KEPT}
         self._registers[REG["PROT"]] = prot
+        self._registers[REG["PMCR"]] = PMCR_RESET
 
     def read(self, offset: int) -> int:
-        return self._registers.get(offset, 0)
+        return self._registers.get(READ_ALIAS.get(offset, offset), 0)
 
     @property
     def irq_line(self) -> bool:
@@ -225,9 +284,87 @@ class VirtualU55:
             if value & CMD_RUN:
                 self._queued = False
                 self._start(session)
+        elif offset == REG["PMCR"]:
+            self._write_pmcr(value)
+        elif offset in SET_CLEAR:
+            state, sets = SET_CLEAR[offset]
+            old = self.read(state)
+            self._registers[state] = (old | value if sets else old & ~value) & COUNTER_BITS
         elif offset not in (REG["ID"], REG["CONFIG"], REG["STATUS"], REG["QREAD"]):
             self._registers[offset] = value  # read-only registers ignore writes
             self._queued = self._queued or offset == REG["QSIZE"]
+
+    # ---- the PMU -----------------------------------------------------------------------------
+
+    def _write_pmcr(self, value: int) -> None:
+        bits = _bits(regs.pmcr_r, value)
+        if bits.event_cnt_rst:
+            for n in range(EVENT_COUNTERS):
+                self._registers[REG[f"PMEVCNTR{n}"]] = 0
+        if bits.cycle_cnt_rst:
+            self._set_cycle_counter(0)
+        self._registers[REG["PMCR"]] = (value & PMCR_KEPT) | PMCR_RESET
+
+    @property
+    def cycle_counter(self) -> int:
+        """PMCCNTR: the 48-bit cycle counter (LO, and HI's low bits)."""
+        high = self.read(REG["PMCCNTR_HI"]) & ((1 << (CYCLE_COUNTER_BITS - 32)) - 1)
+        return self.read(REG["PMCCNTR_LO"]) | (high << 32)
+
+    def _set_cycle_counter(self, value: int) -> None:
+        self._registers[REG["PMCCNTR_LO"]] = value & 0xFFFFFFFF
+        self._registers[REG["PMCCNTR_HI"]] = value >> 32
+
+    def _count(self, timing: StreamTiming) -> None:
+        """Advance the enabled counters by a job's counts, flagging overflows."""
+        if not _bits(regs.pmcr_r, self.read(REG["PMCR"])).cnt_en:
+            return
+        enabled = self.read(REG["PMCNTENSET"])
+        overflow = 0
+        cfg = _bits(regs.pmccntr_cfg_r, self.read(REG["PMCCNTR_CFG"]))
+        start = cfg.cycle_cnt_cfg_start
+        # The cycle counter counts from its start event (none: always) to its stop event:
+        # over a job, all its cycles, unless the start event never happens in it.
+        if enabled & CYCLE_BIT and (start == 0 or timing.event_count(start)):
+            total = self.cycle_counter + timing.cycles
+            if total >> CYCLE_COUNTER_BITS:
+                overflow |= CYCLE_BIT
+            self._set_cycle_counter(total & ((1 << CYCLE_COUNTER_BITS) - 1))
+        for n in range(EVENT_COUNTERS):
+            if enabled & (1 << n):
+                typer = getattr(regs, f"pmevtyper{n}_r")
+                event = _bits(typer, self.read(REG[f"PMEVTYPER{n}"])).ev_type
+                total = self.read(REG[f"PMEVCNTR{n}"]) + timing.event_count(event)
+                if total >> 32:
+                    overflow |= 1 << n
+                self._registers[REG[f"PMEVCNTR{n}"]] = total & 0xFFFFFFFF
+        self._registers[REG["PMOVSSET"]] = self.read(REG["PMOVSSET"]) | overflow
+
+    def timing(self, delegate: Delegate) -> StreamTiming:
+        """The job's modelled time, with each region on the AXI port REGIONCFG gives it and
+        the command stream on QCONFIG's (one model per delegate and port layout)."""
+        regioncfg, qconfig = self.read(REG["REGIONCFG"]), self.read(REG["QCONFIG"])
+        key = (delegate.index, regioncfg, qconfig)
+        if key not in self._timings:
+            if self._memory is None:
+                self._memory = program_memory_systems(self.program) if self.program else {}
+            memory = self._memory.get(delegate.index)
+            if memory is None:
+                raise SdkError(f"delegate {delegate.index}: no Vela compile flags to time it by")
+            ports = {r: _port_of(regioncfg >> (2 * r)) for r in memory.regions}
+            memory = memory.with_ports(ports, _port_of(qconfig))
+            cmd_data = delegate.stream.blocks["cmd_data"]
+            self._timings[key] = model_stream(cmd_data, memory.npu_config, memory)
+        return self._timings[key]
+
+    def _time(self, delegate: Delegate) -> None:
+        try:
+            timing = self.timing(delegate)
+        except SdkError as exc:
+            self.job_log.append(NpuJob(delegate.index, None, None, {}, exc.message))
+            return
+        self._count(timing)
+        self.job_log.append(NpuJob(delegate.index, timing.cycles, timing.macs, timing.counters()))
 
     def _reg64(self, low: str) -> int:
         offset = REG[low]
@@ -242,7 +379,8 @@ class VirtualU55:
         self.jobs += 1
         self.fault = None
         try:
-            self._run(session)
+            delegate = self._run(session)
+            self._time(delegate)
             status = STATUS_END
             self._registers[REG["QREAD"]] = self.read(REG["QSIZE"])
         except NpuFault as fault:
@@ -251,7 +389,7 @@ class VirtualU55:
         self._registers[REG["STATUS"]] = status
         self.interrupts += 1
 
-    def _run(self, session: LinkSession) -> None:
+    def _run(self, session: LinkSession) -> Delegate:
         qbase, qsize = self._reg64("QBASE0"), self.read(REG["QSIZE"])
         digest = _bus(session.npu_hash, qbase, qsize, "the command stream")
         # Delegates may share a command stream (two `x.sum()` of one shape): the one whose
@@ -302,6 +440,7 @@ class VirtualU55:
                 session.npu_write(scratch + record.offset, data)
             except FirmwareRefused as refused:
                 raise NpuFault(STATUS_BUS_FAULT, f"output {k}: {refused.reply.reason}") from None
+        return delegate
 
     def _execute(
         self, delegate: Delegate, inputs: list[bytes], keepalive: KeepAlive

@@ -26,7 +26,7 @@ from sdk.link.session import LinkSession
 from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.host import run_host
-from sdk.targets.linked import npu_run_of, run_linked
+from sdk.targets.linked import npu_run_of, run_linked, virtual_u55_of
 from sdk.targets.run import run_on_target
 from tests.support.markers import EXAMPLE_EXPORTS
 
@@ -82,6 +82,8 @@ def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
     with host_link(host_build, log) as session:
         outputs, _ = run_linked(session, program, inputs, iterations=2)
         npu_run = npu_run_of(session, program)
+        npu_cycles = session.stats().npu_cycles  # the driver's PMCCNTR reads, summed
+        job_log = virtual_u55_of(session).job_log
     for got, want in zip(outputs, run_host(case.result.program_path, inputs), strict=True):
         np.testing.assert_array_equal(got, want)
     delegates = len(program.plan.delegates)
@@ -89,6 +91,10 @@ def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
     assert npu_run.executor == "command-stream"
     assert npu_run.jobs == npu_run.interrupts == 2 * delegates
     assert npu_run.register_accesses > 20 * npu_run.jobs
+    # The driver read the modelled cycles from PMCCNTR (summed over the run or the session).
+    cycles = [job.cycles for job in job_log]
+    assert len(cycles) == npu_run.jobs and all(c for c in cycles)
+    assert npu_cycles in (sum(cycles), sum(cycles[len(cycles) // 2 :]))
     # Link traffic: the command stream and the weights are hashed in place, never read; the
     # only bytes read are the delegates' inputs, once per job.
     text = log.read_text()

@@ -1,0 +1,83 @@
+"""The cycle model (sdk/ethosu/cycles.py) against Vela's own estimate, per delegate of the zoo.
+
+    python bench/npu_cycles.py [--models ResNet8,conv_linear] [--quant int8,int16] [--top 3]
+
+Exports each model with the SDK, times each Ethos-U delegate's command stream with the model
+(for the memory system its compile spec names) and recompiles its saved TOSA with Vela's
+estimate on (same flags): prints modelled vs Vela cycles, their ratio, and the operations that
+differ most.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ZOO = [
+    *(str(p) for p in sorted((REPO / "tests/export/models").glob("*.py"))),
+    str(REPO / "examples/shared_split.py"),
+    str(REPO / "examples/yolo_attention.py"),
+    *(f"{REPO / 'examples/mlperf_tiny.py'}:{m}"
+      for m in ("DsCnn", "ResNet8", "MobileNetV1", "DeepAutoEncoder")),
+]  # fmt: skip
+
+
+def bench(spec: str, quant: str, top: int, workdir: Path) -> None:
+    from sdk.ethosu.config import NpuConfig, QuantMode
+    from sdk.ethosu.cycles import memory_system_from_flags, model_stream
+    from sdk.ethosu.vela_estimate import match, run_vela
+    from sdk.export.model_loader import load_model
+    from sdk.export.pipeline import lower, quantize
+    from sdk.program.audit import read_delegates
+    from sdk.program.pte import load_program
+
+    name = spec.rsplit("/", 1)[-1]
+    out = workdir / f"{name.replace(':', '_')}_{quant}"
+    try:
+        result = lower(quantize(load_model(spec), NpuConfig.U55_128, QuantMode(quant)), out)
+    except Exception as exc:  # a model the export refuses: say so, go on
+        print(f"{name} {quant}: export failed: {str(exc).splitlines()[0][:100]}")
+        return
+    for info in read_delegates(load_program(result.program_path)):
+        if info.vela is None:
+            continue
+        flags = info.compile_specs["compile_flags"]
+        memory = memory_system_from_flags(flags)
+        timing = model_stream(info.vela.blocks["cmd_data"], memory.npu_config, memory)
+        tosa = result.outdir / "tosa" / f"delegate_{info.index}.tosa"
+        vela_ops, summary = run_vela(tosa, flags.split(), out / f"vela_{info.index}")
+        vela = int(float(summary["cycles_total"]))
+        ratio = timing.cycles / vela if vela else float("nan")
+        print(f"{name} {quant} delegate {info.index}: model {timing.cycles} vela {vela} "
+              f"ratio {ratio:.2f} ({len(timing.ops)} ops, MACs {timing.macs})")  # fmt: skip
+        matched = match(vela_ops, timing.ops, 0)
+        # Vela estimates a Transpose by its bytes, not by the POOLs the stream does it with
+        rest = [o for o in matched if o.operator != "Transpose"]
+        model_rest, vela_rest = sum(o.modelled for o in rest), sum(o.op_cycles for o in rest)
+        if vela_rest and len(rest) < len(matched):
+            print(f"    without transposes: model {model_rest} vela {vela_rest} "
+                  f"ratio {model_rest / vela_rest:.2f}")  # fmt: skip
+        worst = sorted(matched, key=lambda o: -abs(o.modelled - o.op_cycles))
+        for op in worst[:top]:
+            label = f"{op.operator:12} {op.name[:24]:24}"
+            print(f"    {label} model {op.modelled:8} vela {op.op_cycles:8}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="", help="comma-separated substrings of model names")
+    parser.add_argument("--quant", default="int8", help="int8,int16")
+    parser.add_argument("--top", type=int, default=3, help="operations shown per delegate")
+    args = parser.parse_args()
+    wanted = [m for m in args.models.split(",") if m]
+    specs = [s for s in ZOO if not wanted or any(w in s for w in wanted)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in specs:
+            for quant in args.quant.split(","):
+                bench(spec, quant, args.top, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
