@@ -54,9 +54,21 @@ class QuantMode(str, Enum):
         return get_symmetric_quantization_config(is_per_channel=per_channel)
 
 
-def compile_spec(npu: NpuConfig, vela_args: list[str] | None = None):
-    """ExecuTorch's compile spec for the NPU configuration, with the backend's default Vela
-    config (an EthosUCompileSpec)."""
+def compile_spec(
+    npu: NpuConfig,
+    vela_args: list[str] | None = None,
+    memories: tuple[str, str] | None = None,
+):
+    """ExecuTorch's compile spec for the NPU configuration (an EthosUCompileSpec).
+
+    `memories`: (ini path, section) from the board's NPU memories (sdk.ethosu.memories), used
+    as both system config and memory mode; None keeps the backend's default Vela config."""
     from executorch.backends.arm.ethosu import EthosUCompileSpec
 
-    return EthosUCompileSpec(npu.value, extra_flags=list(vela_args or []) or None)
+    extra = list(vela_args or []) or None
+    if memories is None:
+        return EthosUCompileSpec(npu.value, extra_flags=extra)
+    ini, section = memories
+    return EthosUCompileSpec(
+        npu.value, system_config=section, memory_mode=section, extra_flags=extra, config_ini=ini
+    )

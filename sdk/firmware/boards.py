@@ -19,6 +19,7 @@ import yaml
 from sdk import __version__
 from sdk.environment.paths import BOARDS_DIR
 from sdk.errors import ConfigError, UsageError
+from sdk.ethosu.memories import NpuMemories, parse_npu_memories
 from sdk.utils.files import read_yaml
 
 BOARD_FILE = "board.yaml"
@@ -76,6 +77,7 @@ class Board:
     npu_configs: tuple[str, ...]
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     flash: tuple[dict[str, Any], ...] = ()  # `sdk flash` methods, in order of preference
+    npu_memories: NpuMemories | None = None  # the NPU's ports as Vela sees them
 
     def target(self, name: str) -> dict[str, Any]:
         """The `targets.<name>` section: how to run this board on an emulator."""
@@ -260,4 +262,5 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         npu_configs=configs,
         targets={str(k): dict(v) for k, v in targets.items()},
         flash=tuple(dict(m) for m in data.get("flash") or ()),
+        npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
     )

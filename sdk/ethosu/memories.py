@@ -1,0 +1,182 @@
+"""The NPU's memories as the board has them (board.yaml `npu_memories`), turned into a Vela ini.
+
+Vela's cycle estimate and its placement depend on the bandwidth and latency of each AXI port;
+the stock vela.ini describes a generic system, not the board. This keeps the board's figures
+(with their sources) as data and writes the system configs Vela compiles with, so that no
+configuration assumes a faster memory than the board has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdk.errors import ConfigError
+
+PORTS = ("axi0", "axi1")
+# Vela's memory labels per port: the arena's (AXI0) must be Sram, the constants' (AXI1) a flash.
+VELA_LABELS = {"axi0": "Sram", "axi1": "OffChipFlash"}
+U55_PORT_BYTES_PER_CYCLE = 8.0  # Vela: a U55 AXI port moves 8 bytes per cycle at clock_scale 1
+_PORT_KEYS = ("bytes_per_cycle", "read_latency", "write_latency", "burst_length", "max_reads")
+
+
+@dataclass(frozen=True)
+class PortTiming:
+    """One NPU AXI port as its timing adapter makes it look, in NPU cycles."""
+
+    bytes_per_cycle: float
+    read_latency: int
+    write_latency: int
+    burst_length: int
+    max_reads: int
+    max_writes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class MemoryMode:
+    """A Vela memory mode the board supports and the timing each port needs for it."""
+
+    name: str
+    const_port: str
+    arena_port: str
+    timings: dict[str, PortTiming]  # port -> its timing in this mode
+    source: str
+
+
+@dataclass(frozen=True)
+class NpuMemories:
+    """The board's NPU ports and legal memory modes (`default`: what the SDK compiles with)."""
+
+    board: str
+    clock_hz: int
+    ports: dict[str, PortTiming]
+    modes: dict[str, MemoryMode]
+    default: str | None  # None: ExecuTorch's default Vela configuration
+
+    def section_name(self, mode: str) -> str:
+        """The system config and memory mode name for `mode`, e.g. Corstone300_Sram_Only."""
+        return f"{self.board.capitalize()}_{mode}"
+
+    def mode(self, name: str) -> MemoryMode:
+        if name not in self.modes:
+            raise ConfigError(
+                f"board {self.board}: no NPU memory mode {name!r}; known: {', '.join(self.modes)}"
+            )
+        return self.modes[name]
+
+    def vela_ini(self) -> str:
+        """A Vela ini with one system config and one memory mode per legal mode."""
+        lines = [f"; Written by the SDK from boards/{self.board}/board.yaml npu_memories.", ""]
+        for mode in self.modes.values():
+            name = self.section_name(mode.name)
+            lines += [f"; {mode.source}", f"[System_Config.{name}]", f"core_clock={self.clock_hz}"]
+            for port in PORTS:
+                lines.append(f"{port}_port={VELA_LABELS[port]}")
+            for port in PORTS:
+                t = mode.timings[port]
+                label = VELA_LABELS[port]
+                lines += [
+                    f"{label}_clock_scale={t.bytes_per_cycle / U55_PORT_BYTES_PER_CYCLE!r}",
+                    f"{label}_burst_length={t.burst_length}",
+                    f"{label}_read_latency={t.read_latency}",
+                    f"{label}_write_latency={t.write_latency}",
+                    f"{label}_max_reads={t.max_reads}",
+                    f"{label}_max_writes={t.max_writes}",
+                ]
+            lines += [
+                "",
+                f"[Memory_Mode.{name}]",
+                f"const_mem_area={mode.const_port.capitalize()}",
+                f"arena_mem_area={mode.arena_port.capitalize()}",
+                f"cache_mem_area={mode.arena_port.capitalize()}",
+                "",
+            ]
+        return "\n".join(lines)
+
+    def write_vela_ini(self, directory: Path) -> Path:
+        """Write the ini (content-named so a cached program's key follows the figures)."""
+        path = directory / f"{self.board}_vela.ini"
+        directory.mkdir(parents=True, exist_ok=True)
+        text = self.vela_ini()
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+        return path
+
+
+def _number(where: str, entry: dict[str, Any], key: str, positive: bool) -> float:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"{where}.{key}: expected a non-negative number, got {value!r}")
+    if positive and value == 0:
+        raise ConfigError(f"{where}.{key}: must be greater than zero")
+    return value
+
+
+def _port(where: str, entry: Any) -> PortTiming:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a table of the port's timing")
+    source = entry.get("source")
+    if not isinstance(source, str) or not source.strip():
+        raise ConfigError(f"{where}.source: every figure needs its source")
+    bandwidth = _number(where, entry, "bytes_per_cycle", positive=True)
+    if bandwidth > U55_PORT_BYTES_PER_CYCLE:
+        raise ConfigError(
+            f"{where}.bytes_per_cycle: {bandwidth} exceeds the U55 port's "
+            f"{U55_PORT_BYTES_PER_CYCLE:g} bytes per cycle"
+        )
+    ints = {}
+    for key in (*_PORT_KEYS[1:], "max_writes"):
+        value = _number(where, entry, key, positive=key in ("burst_length", "max_reads"))
+        if value != int(value):
+            raise ConfigError(f"{where}.{key}: expected an integer, got {value!r}")
+        ints[key] = int(value)
+    return PortTiming(bytes_per_cycle=float(bandwidth), source=source, **ints)
+
+
+def parse_npu_memories(where: str, board: str, data: Any) -> NpuMemories | None:
+    """board.yaml's `npu_memories`, validated (None when the board has none)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a table")
+    clock = data.get("clock_hz")
+    if isinstance(clock, bool) or not isinstance(clock, int) or clock <= 0:
+        raise ConfigError(f"{where}.clock_hz: expected a positive integer, got {clock!r}")
+    raw_ports = data.get("ports")
+    if not isinstance(raw_ports, dict) or sorted(raw_ports) != sorted(PORTS):
+        raise ConfigError(f"{where}.ports: expected exactly {', '.join(PORTS)}")
+    ports = {p: _port(f"{where}.ports.{p}", raw_ports[p]) for p in PORTS}
+    raw_modes = data.get("modes")
+    if not isinstance(raw_modes, dict) or not raw_modes:
+        raise ConfigError(f"{where}.modes: expected a table of memory modes")
+    modes = {}
+    for name, entry in raw_modes.items():
+        at = f"{where}.modes.{name}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{at}: expected a table")
+        for key in ("const", "arena"):
+            if entry.get(key) not in PORTS:
+                raise ConfigError(f"{at}.{key}: expected one of {', '.join(PORTS)}")
+        if entry["arena"] != "axi0":
+            raise ConfigError(f"{at}.arena: Vela needs the U55's arena on axi0 (its Sram)")
+        timing = entry.get("timing") or {}
+        if not isinstance(timing, dict) or any(
+            k not in PORTS or v not in PORTS for k, v in timing.items()
+        ):
+            raise ConfigError(f"{at}.timing: expected port: port (whose adapter setting it takes)")
+        source = entry.get("source")
+        if not isinstance(source, str) or not source.strip():
+            raise ConfigError(f"{at}.source: every mode needs its source")
+        modes[str(name)] = MemoryMode(
+            name=str(name),
+            const_port=entry["const"],
+            arena_port=entry["arena"],
+            timings={p: ports[timing.get(p, p)] for p in PORTS},
+            source=source,
+        )
+    default = data.get("default")
+    if default is not None and default not in modes:
+        raise ConfigError(f"{where}.default: {default!r} is not one of {', '.join(modes)}")
+    return NpuMemories(board=board, clock_hz=clock, ports=ports, modes=modes, default=default)

@@ -1,0 +1,132 @@
+"""The board's NPU memories (board.yaml npu_memories) and the Vela ini the SDK writes from them."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sdk.errors import ConfigError
+from sdk.ethosu.memories import parse_npu_memories
+from sdk.export.vela_summary import read_vela_summary
+from sdk.firmware.boards import load_board
+from sdk.utils.files import read_yaml
+
+BOARD_YAML = Path(__file__).parents[2] / "boards" / "corstone300" / "board.yaml"
+WEIGHT_BOUND = Path(__file__).parent / "memory_models" / "weight_bound.py"
+
+
+def _raw() -> dict:
+    return copy.deepcopy(read_yaml(BOARD_YAML.read_text())["npu_memories"])
+
+
+def test_board_memories_load():
+    memories = load_board("corstone300").npu_memories
+    assert memories is not None
+    assert memories.ports["axi1"].bytes_per_cycle == 1.0
+    assert memories.ports["axi1"].read_latency == 64
+    # Sram_Only: the weights stay on AXI1, whose adapter takes TA0's setting.
+    sram_only = memories.mode("Sram_Only")
+    assert sram_only.const_port == "axi1"
+    assert sram_only.timings["axi1"] == memories.ports["axi0"]
+    assert memories.default is None  # ExecuTorch's default configuration unless the board says
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["ports"]["axi1"].pop("source"), "ports.axi1.source: every figure needs"),
+        (lambda d: d["ports"]["axi0"].update(bytes_per_cycle=16), "exceeds the U55 port's 8"),
+        (lambda d: d["ports"]["axi1"].update(read_latency=-1), "axi1.read_latency: expected"),
+        (lambda d: d["ports"]["axi0"].update(burst_length=0), "burst_length: must be greater"),
+        (lambda d: d["ports"].pop("axi1"), "ports: expected exactly axi0, axi1"),
+        (lambda d: d["modes"]["Sram_Only"].update(arena="axi1"), "arena on axi0"),
+        (lambda d: d["modes"]["Sram_Only"].update(const="ddr"), "const: expected one of"),
+        (lambda d: d.update(default="Dedicated_Sram"), "default: 'Dedicated_Sram' is not one"),
+    ],
+)
+def test_bad_memory_entry_fails_clearly(edit, message):
+    data = _raw()
+    edit(data)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as info:
+        parse_npu_memories("board.yaml: npu_memories", "corstone300", data)
+    assert "\n" not in str(info.value)
+
+
+def test_mode_lookup_names_the_known():
+    memories = load_board("corstone300").npu_memories
+    with pytest.raises(ConfigError, match="known: Shared_Sram, Sram_Only"):
+        memories.mode("Dedicated_Sram")
+
+
+def test_ini_matches_vela_stock_for_shared_sram(tmp_path):
+    """The board's Shared_Sram is Vela's Ethos_U55_High_End_Embedded + Shared_Sram: the same
+    port bandwidths and latencies (the board's adapters are programmed to match it)."""
+    from ethosu.vela.architecture_features import ArchitectureFeatures, MemArea
+
+    memories = load_board("corstone300").npu_memories
+    ini = memories.write_vela_ini(tmp_path)
+
+    def arch(files, system, mode):
+        return ArchitectureFeatures(
+            vela_config_files=files,
+            accelerator_config="ethos-u55-128",
+            system_config=system,
+            memory_mode=mode,
+            max_blockdep=3,
+            verbose_config=False,
+            arena_cache_size=None,
+        )
+
+    stock = arch(None, "Ethos_U55_High_End_Embedded", "Shared_Sram")
+    board = arch([str(ini)], "Corstone300_Shared_Sram", "Corstone300_Shared_Sram")
+    fast = arch([str(ini)], "Corstone300_Sram_Only", "Corstone300_Sram_Only")
+    flash = MemArea.OffChipFlash
+    assert list(board.memory_bandwidths_per_cycle) == list(stock.memory_bandwidths_per_cycle)
+    assert (board.memory_latency == stock.memory_latency).all()
+    assert board.memory_bandwidths_per_cycle[flash] == 1.0
+    assert fast.memory_bandwidths_per_cycle[flash] == 8.0
+
+
+@pytest.mark.slow
+def test_slower_axi1_costs_cycles(export_case, tmp_path):
+    """Vela compiles a delegate's TOSA with the board's ini; AXI1 at TA1's flash timing costs
+    more cycles than AXI1 at TA0's (Sram_Only) timing."""
+    from sdk.program.audit import read_delegates
+    from sdk.program.pte import load_program
+
+    program = export_case(str(WEIGHT_BOUND), "int8", True, None).result.program_path
+    info = read_delegates(load_program(program))[0]
+    tosa = tmp_path / "out.tosa"  # Vela names its summary after the input (as ExecuTorch's)
+    tosa.write_bytes((program.parent / "tosa" / f"delegate_{info.index}.tosa").read_bytes())
+    flags = [
+        f
+        for f in info.compile_specs["compile_flags"].split()
+        if not f.startswith(("--system-config", "--memory-mode", "--config"))
+    ]
+    ini = load_board("corstone300").npu_memories.write_vela_ini(tmp_path)
+    cycles = {}
+    for mode in ("Shared_Sram", "Sram_Only"):
+        out = tmp_path / mode
+        section = f"Corstone300_{mode}"
+        subprocess.run(
+            [
+                str(Path(sys.executable).parent / "vela"),
+                *flags,
+                f"--config={ini}",
+                f"--system-config={section}",
+                f"--memory-mode={section}",
+                f"--output-dir={out}",
+                str(tosa),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        summary = read_vela_summary(out)
+        assert summary is not None and summary["system_config"] == section
+        cycles[mode] = summary["total_cycles"]  # cycles_npu is compute alone
+    assert cycles["Shared_Sram"] > cycles["Sram_Only"] > 0
