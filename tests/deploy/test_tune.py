@@ -1,0 +1,151 @@
+"""`sdk deploy --optimize` / `sdk tune`: the candidates are what the board allows, the chosen
+is the fastest (smallest) that passes, a candidate with wrong outputs is never chosen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.cache import Cache
+from sdk.cli.main import main
+from sdk.deploy.tune import (
+    Candidate,
+    Trial,
+    candidates,
+    choose,
+    render_table,
+    tune,
+    tune_and_deploy,
+)
+from sdk.errors import UsageError
+from sdk.ethosu.memories import EXECUTORCH_DEFAULT
+from sdk.firmware.boards import load_board
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = str(REPO / "tests" / "deploy" / "models" / "tune_conv.py")
+# ExecuTorch's default and the board's two modes: the Sram_Only one is the fastest.
+TRIED = [
+    Candidate(EXECUTORCH_DEFAULT),
+    Candidate("Sram_Only"),
+    Candidate("Shared_Sram", "Size", "int"),
+]
+
+
+def trial(name: str, passed: bool, cycles: int, size: int) -> Trial:
+    return Trial(Candidate(name), "x", passed, True, npu_cycles=cycles, memory_bytes=size,
+                 seconds=cycles / 1e6)  # fmt: skip
+
+
+def test_choose_takes_the_fastest_or_smallest_that_passed():
+    trials = [trial("a", True, 300, 10), trial("b", False, 100, 5), trial("c", True, 200, 20)]
+    assert choose(trials, "latency").candidate.memory == "c"
+    assert choose(trials, "size").candidate.memory == "a"
+    assert choose([trial("b", False, 100, 5)], "latency") is None
+    with pytest.raises(UsageError, match="latency, size"):
+        choose(trials, "fastest")
+
+
+def test_candidates_are_the_boards_modes_and_never_a_faster_memory(tmp_path):
+    from sdk.ethosu.cycles import memory_system
+
+    board = load_board("corstone300")
+    found = candidates(board)
+    assert {c.memory for c in found} == {EXECUTORCH_DEFAULT, "Shared_Sram", "Sram_Only"}
+    assert len(found) == 3 * 2 * 2  # memory x --optimise x --io
+    with pytest.raises(UsageError, match="unknown memory 'Dedicated_Sram'"):
+        candidates(board, memories=["Dedicated_Sram"])
+    memories = board.npu_memories
+    fastest = max(p.bytes_per_cycle for p in memories.ports.values())
+    ini = str(memories.write_vela_ini(tmp_path))
+    for mode in memories.modes:
+        section = memories.section_name(mode)
+        system = memory_system("ethos-u55-128", section, section, ini)
+        assert all(m.bytes_per_cycle <= fastest for m in system.regions.values())
+    default = memory_system()  # ExecuTorch's: no faster than the board's Shared_Sram
+    shared = memories.section_name("Shared_Sram")
+    assert default.regions == memory_system("ethos-u55-128", shared, shared, ini).regions
+
+
+def test_an_unknown_goal_is_a_usage_error(capsys):
+    code = main(["deploy", MODEL, "--optimize", "fastest", "--target", "qemu", "--quiet"])
+    assert code == 2
+    assert "--optimize 'fastest': one of latency, size" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Cache:
+    return Cache(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.slow
+def test_tune_chooses_the_fewest_cycles_that_pass(tmp_path, cache):
+    from sdk.program.audit import read_delegates
+    from sdk.program.pte import load_program
+
+    board = load_board("corstone300")
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
+                  cache=cache, tried=TRIED)  # fmt: skip
+    assert [t.candidate for t in tuning.trials] == TRIED
+    assert all(t.passed and t.fits for t in tuning.trials), [t.failure for t in tuning.trials]
+    fewest = min(tuning.trials, key=lambda t: t.npu_cycles)
+    assert tuning.chosen is fewest and fewest.candidate.memory == "Sram_Only"
+    assert len({t.npu_cycles for t in tuning.trials}) == len(TRIED)
+    for t in tuning.trials:  # each program compiled with its own configuration
+        program = load_program(_program_of(t))
+        flags = read_delegates(program)[0].compile_specs["compile_flags"]
+        section = {EXECUTORCH_DEFAULT: "Ethos_U55_High_End_Embedded"}.get(
+            t.candidate.memory, board.npu_memories.section_name(t.candidate.memory)
+        )
+        assert f"--system-config={section}" in flags and t.candidate.vela_args()[0] in flags
+    table = render_table(tuning.to_json())
+    assert all(c.name in table for c in TRIED) and f"* {fewest.candidate.name}" in table
+
+
+def _program_of(t: Trial) -> Path:
+    return Path(json.loads((Path(t.deploy_dir) / "deploy.json").read_text())["files"]["program"])
+
+
+@pytest.mark.slow
+def test_a_candidate_with_wrong_outputs_is_never_chosen(tmp_path, cache, monkeypatch):
+    """The fastest candidate's device result is corrupted (one output value off): its check
+    fails, and the next fastest that passes is chosen."""
+    from sdk.ethosu.cycles import program_memory_systems
+    from sdk.reference.command_stream import CommandStreamExecutor
+
+    run = CommandStreamExecutor.run
+
+    def corrupted(self, index, inputs, progress=None):
+        outputs = run(self, index, inputs, progress)
+        if "Sram_Only" in program_memory_systems(self.program)[index].system_config:
+            outputs[0] = outputs[0].copy()
+            outputs[0].reshape(-1)[0] += np.array(7, outputs[0].dtype)
+        return outputs
+
+    monkeypatch.setattr(CommandStreamExecutor, "run", corrupted)
+    board = load_board("corstone300")
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
+                  cache=cache, tried=TRIED)  # fmt: skip
+    wrong = next(t for t in tuning.trials if t.candidate.memory == "Sram_Only")
+    assert not wrong.passed and "host reference" in wrong.failure
+    assert tuning.chosen is not None and tuning.chosen is not wrong
+    passed = [t for t in tuning.trials if t.passed]
+    assert tuning.chosen is min(passed, key=lambda t: t.npu_cycles)
+
+
+@pytest.mark.slow
+def test_deploy_optimize_on_qemu_checks_each_and_deploys_the_chosen(tmp_path, monkeypatch):
+    """The firmware from the shared cache, as every QEMU deploy test's."""
+    monkeypatch.setenv("SDK_FVP", str(tmp_path / "no-fvp"))
+    board = load_board("corstone300")
+    report = tune_and_deploy(MODEL, goal="latency", board=board, check="qemu", target="qemu",
+                             outdir=tmp_path, cache=Cache(), tried=TRIED[:2])  # fmt: skip
+    assert report.passed and report.target == "qemu"
+    data = json.loads((tmp_path / "deploy.json").read_text())["tuning"]
+    assert data["final_deploy"]["passed"] and data["chosen"] == "Sram_Only Performance io=float"
+    assert all(t["checked_on"] == "QEMU, virtual U55" and t["passed"] for t in data["trials"])
+    assert all(t["cpu_instructions"] and t["npu_cycles"] for t in data["trials"])
+    assert data["trials"][1]["seconds"] < data["trials"][0]["seconds"]
+    assert "Corstone300_Sram_Only" in report.vela["section"]
