@@ -149,3 +149,32 @@ def test_deploy_optimize_on_qemu_checks_each_and_deploys_the_chosen(tmp_path, mo
     assert all(t["cpu_instructions"] and t["npu_cycles"] for t in data["trials"])
     assert data["trials"][1]["seconds"] < data["trials"][0]["seconds"]
     assert "Corstone300_Sram_Only" in report.vela["section"]
+
+
+def test_optimize_chooses_what_the_user_would_otherwise_give(capsys):
+    code = main(["deploy", MODEL, "--optimize", "size", "--npu-memory", "Sram_Only",
+                 "--target", "qemu", "--quiet"])  # fmt: skip
+    assert code == 2 and "--optimize chooses --npu-memory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sdk_tune_prints_the_table_and_fails_when_none_passes(tmp_path, monkeypatch, capsys):
+    from sdk.reference.command_stream import CommandStreamExecutor
+
+    args = ["tune", MODEL, "--check", "host", "--npu-memory", "executorch", "--npu-memory",
+            "Sram_Only", "--io", "float", "--optimise", "Performance",
+            "-o", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "* Sram_Only Performance io=float" in out and "executorch Performance" in out
+    saved = json.loads((tmp_path / "tuning.json").read_text())
+    assert saved["chosen"] == "Sram_Only Performance io=float" and len(saved["trials"]) == 2
+    run = CommandStreamExecutor.run
+
+    def off_by_one(self, index, inputs, progress=None):
+        return [o + np.array(1, o.dtype) for o in run(self, index, inputs, progress)]
+
+    monkeypatch.setattr(CommandStreamExecutor, "run", off_by_one)
+    assert main(args) == 4
+    captured = capsys.readouterr()
+    assert "no configuration" in captured.err and captured.out.count("FAIL") == 2
