@@ -178,3 +178,28 @@ def test_sdk_tune_prints_the_table_and_fails_when_none_passes(tmp_path, monkeypa
     assert main(args) == 4
     captured = capsys.readouterr()
     assert "no configuration" in captured.err and captured.out.count("FAIL") == 2
+
+
+@pytest.mark.slow
+def test_an_arena_that_spills_is_tried_again_bounded_to_the_npu_arena(tmp_path, cache):
+    """An npu_arena smaller than the program's arena (32 KiB here): the candidate spills to
+    DDR, and the tuner tries it again with Vela's --arena-cache-size set to the slot. Vela
+    cannot go below the live feature maps (this net's 32 KiB), so the retry spills too: it is
+    judged like any other, its placement said."""
+    from tests.support.boards import board_copy
+
+    slot = 28 * 1024
+
+    def small_sram(data):
+        data["slots"]["npu_arena"]["size"] = slot
+
+    board = board_copy(tmp_path, small_sram)
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "out",
+                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    spilled, bounded = tuning.trials
+    assert spilled.arena_slot == "scratch" and spilled.passed
+    assert bounded.candidate == Candidate("Sram_Only", arena_cache_size=slot)
+    flags = json.loads((Path(bounded.deploy_dir) / "deploy.json").read_text())["vela"]["args"]
+    assert f"--arena-cache-size={slot}" in flags
+    assert bounded.passed and bounded.arena_slot == "scratch"
+    assert tuning.chosen in (spilled, bounded)
