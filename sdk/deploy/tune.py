@@ -330,8 +330,9 @@ def _number(value: float | int | None, form: str = ",.0f") -> str:
 
 def render_table(tuning: dict) -> str:
     """What was tried (Tuning.to_json()), one line each; `*` marks the chosen."""
+    width = max([len("configuration"), *(len(t["name"]) for t in tuning["trials"])])
     header = (
-        f"  {'configuration':36} {'verdict':7} {'NPU cycles':>11} {'Vela est.':>11} "
+        f"  {'configuration':{width}} {'verdict':7} {'NPU cycles':>11} {'Vela est.':>11} "
         f"{'MAC util':>8} {'CPU instr':>10} {'ms':>8} {'bytes':>11}"
     )
     lines = [f"tried ({tuning['goal']}; outputs checked on {tuning['checked_on']}):", header]
@@ -340,7 +341,7 @@ def render_table(tuning: dict) -> str:
         verdict = "pass" if t["passed"] and t["fits"] else ("no fit" if not t["fits"] else "FAIL")
         ms = None if t["seconds"] is None else t["seconds"] * 1e3
         lines.append(
-            f"{mark} {t['name']:36} {verdict:7} {_number(t['npu_cycles']):>11} "
+            f"{mark} {t['name']:{width}} {verdict:7} {_number(t['npu_cycles']):>11} "
             f"{_number(t['vela_estimate_cycles']):>11} {_number(t['mac_utilisation'], '.1%'):>8} "
             f"{_number(t['cpu_instructions']):>10} {_number(ms, '.3f'):>8} "
             f"{_number(t['memory_bytes']):>11}"
