@@ -48,7 +48,7 @@ from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_en
 from sdk.deploy.verdict import judge_outputs
 from sdk.errors import ModelLoadError, UsageError
 from sdk.ethosu.config import NpuConfig, QuantMode
-from sdk.ethosu.memories import vela_memory
+from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.evaluation.dataset import Thresholds
@@ -73,8 +73,6 @@ from sdk.utils.progress import Steps
 
 FIRMWARE_FILE = "executor_runner.elf"
 REGISTRATIONS_DIR = "registrations"  # inside a firmware entry: the kernels it was built with
-# Under the cache root: the board's Vela ini files, which compiled programs name in their flags.
-VELA_CONFIG_DIR = "vela-config"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ U55_PORT_BYTES_PER_CYCLE = 8.0  # Vela: a U55 AXI port moves 8 bytes per cycle a
 # The name of ExecuTorch's own Vela configuration (Ethos_U55_High_End_Embedded, Shared_Sram,
 # the stock vela.ini) beside the board's modes: what an export used before the board had any.
 EXECUTORCH_DEFAULT = "executorch"
+# Under the cache root: the board's Vela ini files, which compiled programs name in their flags.
+VELA_CONFIG_DIR = "vela-config"
 _PORT_KEYS = ("bytes_per_cycle", "read_latency", "write_latency", "burst_length", "max_reads")
 
 

@@ -203,3 +203,25 @@ def test_an_arena_that_spills_is_tried_again_bounded_to_the_npu_arena(tmp_path, 
     assert f"--arena-cache-size={slot}" in flags
     assert bounded.passed and bounded.arena_slot == "scratch"
     assert tuning.chosen in (spilled, bounded)
+
+
+def test_export_refuses_an_unknown_memory_mode(tmp_path, capsys):
+    code = main(["export", MODEL, "-o", str(tmp_path), "--npu-memory", "Dedicated_Sram"])
+    assert code == 2 and "unknown NPU memory mode 'Dedicated_Sram'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_export_compiles_for_the_boards_memory_mode(tmp_path):
+    """sdk export --npu-memory: Vela is given the board's ini and section, the report says so,
+    and the cycle model reads the same memory system back from the program."""
+    from sdk.ethosu.cycles import program_memory_systems
+    from sdk.program.pte import load_program
+
+    assert main(["export", MODEL, "-o", str(tmp_path), "--npu-memory", "Sram_Only"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    section = load_board("corstone300").npu_memories.section_name("Sram_Only")
+    assert report["vela_memories"]["section"] == section
+    (system,) = program_memory_systems(load_program(tmp_path / "model.pte")).values()
+    assert system.system_config == section and system.memory_mode == section
+    fast = load_board("corstone300").npu_memories.ports["axi0"].bytes_per_cycle
+    assert all(m.bytes_per_cycle == fast for m in system.regions.values())  # TA1 = TA0
