@@ -225,3 +225,9 @@ def test_export_compiles_for_the_boards_memory_mode(tmp_path):
     assert system.system_config == section and system.memory_mode == section
     fast = load_board("corstone300").npu_memories.ports["axi0"].bytes_per_cycle
     assert all(m.bytes_per_cycle == fast for m in system.regions.values())  # TA1 = TA0
+
+
+def test_deploy_to_the_host_only_runs_the_command_stream(tmp_path, capsys):
+    """The host reference checked against itself would pass anything: refused."""
+    code = main(["deploy", MODEL, "--target", "host", "-o", str(tmp_path), "--quiet"])
+    assert code == 2 and "--npu-executor command-stream" in capsys.readouterr().err
