@@ -14,7 +14,7 @@ time QEMU's instruction count; docs/tuning.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,6 @@ CHECKS = {
     "qemu": "QEMU, virtual U55",
     "host": "host, command stream",
 }
-NPU_EXECUTOR = "command-stream"  # both checks run Vela's command stream, never the TOSA
 
 
 def check_goal(goal: str) -> str:
@@ -211,6 +210,7 @@ def evaluate(
     from sdk.deploy.pipeline import deploy
     from sdk.firmware.memory import arena_placement, program_needs
     from sdk.program.pte import load_program
+    from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR  # both checks: Vela's stream
 
     folder = outdir / candidate.slug
     trial = Trial(candidate, CHECKS[check], passed=False, fits=True, deploy_dir=str(folder))
@@ -218,7 +218,7 @@ def evaluate(
         report = deploy(
             model, board=board, target=check, io=candidate.io, npu_memory=candidate.memory,
             vela_args=candidate.vela_args(), outdir=folder, cache=cache,
-            npu_executor=NPU_EXECUTOR, **deploy_args,
+            npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
         )  # fmt: skip
     except ResourceError as exc:
         trial.fits, trial.failure = False, exc.message
@@ -261,7 +261,6 @@ class Tuning:
     trials: list[Trial]
     chosen: Trial | None
     final: dict | None = None  # the chosen one's deploy: {target, passed, failure}
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -270,7 +269,6 @@ class Tuning:
             "chosen": None if self.chosen is None else self.chosen.candidate.name,
             "final_deploy": self.final,
             "trials": [t.to_json() for t in self.trials],
-            "notes": self.notes,
         }
 
 
