@@ -95,11 +95,36 @@ def add_parser(subparsers) -> None:
         help="folder for the run's logs, outputs.npz and deploy.json (default out/deploy/<model>)",
     )  # fmt: skip
     add_npu_executor_argument(p, "QEMU's virtual NPU")
+    add_vela_arguments(p)
+    p.add_argument(
+        "--optimize", metavar="GOAL",
+        help="latency or size: try every Vela configuration the board allows (sdk tune), check "
+        "each one's outputs, deploy the fastest (smallest) that passes and fits; deploy.json "
+        "gets a `tuning` section with the table",
+    )  # fmt: skip
+    p.add_argument(
+        "--tune-check", default="qemu", metavar="WHERE",
+        help="--optimize: check each candidate on qemu (default) or host (the same command "
+        "stream on the host's functional U55; the chosen one still runs on --target)",
+    )  # fmt: skip
     p.add_argument("--json", type=Path, help="write the report as JSON here ('-': stdout)")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one case per check)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--quiet", action="store_true", help="no progress and no table: one line")
     p.set_defaults(handler=run)
+
+
+def add_vela_arguments(p: argparse.ArgumentParser) -> None:
+    """--npu-memory and --vela-arg: the Vela configuration a program is compiled with."""
+    p.add_argument(
+        "--npu-memory", metavar="MODE",
+        help="the board's NPU memory mode for Vela (board.yaml npu_memories: Shared_Sram, "
+        "Sram_Only), or executorch (ExecuTorch's default); default: the board's default",
+    )  # fmt: skip
+    p.add_argument(
+        "--vela-arg", action="append", default=[], metavar="ARG",
+        help="extra Vela flag (e.g. --vela-arg=--optimise=Size); repeatable",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +149,10 @@ def run(args: argparse.Namespace) -> int:
     write_outputs(args, report.to_json(), report.junit(), json_to_stdout)
     if not args.quiet and not json_to_stdout:
         render(report)
+        if report.tuning is not None:
+            from sdk.deploy.tune import render_table
+
+            print(render_table(report.tuning))
     elif args.quiet:
         verdict = "passed" if report.passed else "FAILED"
         cpu_only = "" if report.placement["npu"] else f" ({CPU_ONLY})"
@@ -184,27 +213,22 @@ def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: b
 def _deploy(args: argparse.Namespace, steps):
     from sdk.cache import Cache
     from sdk.deploy.pipeline import deploy
+    from sdk.deploy.tune import check_goal, check_where, tune_and_deploy
     from sdk.evaluation.dataset import Thresholds
+    from sdk.export.model_loader import ModelSpec
+    from sdk.firmware.boards import load_board
 
-    return deploy(
-        args.model,
-        board=args.board,
-        target=args.target,
+    common = dict(
         npu=args.npu,
         quant=args.quant,
-        io=args.io,
         cpu_ops=args.cpu_op,
         inputs=args.inputs,
         port=args.port,
         baud=args.baud,
         fvp=args.fvp,
         timeout_s=args.timeout,
-        outdir=args.outdir,
-        cache=Cache(enabled=not args.no_cache),
-        steps=steps,
         host_rtol=args.host_rtol,
         tolerance=Tolerance(atol=args.atol, rtol=args.rtol, qtol=args.qtol),
-        npu_executor=args.npu_executor,
         quant_options=quant_options(args),
         dataset=args.dataset,
         dataset_thresholds=Thresholds(
@@ -212,3 +236,22 @@ def _deploy(args: argparse.Namespace, steps):
         ),
         **farm_options(args),
     )
+    cache = Cache(enabled=not args.no_cache)
+    if args.optimize is not None:
+        check_goal(args.optimize)
+        check_where(args.tune_check)
+        if args.npu_memory or args.vela_arg or args.io != "float":
+            from sdk.errors import UsageError
+
+            raise UsageError("--optimize chooses --npu-memory, --vela-arg and --io itself")
+        outdir = args.outdir or Path("out") / "deploy" / ModelSpec.parse(args.model).stem
+        return tune_and_deploy(
+            args.model, goal=args.optimize, board=load_board(args.board),
+            check=args.tune_check, target=args.target, outdir=outdir, cache=cache, steps=steps,
+            **common,
+        )  # fmt: skip
+    return deploy(
+        args.model, board=args.board, target=args.target, io=args.io, outdir=args.outdir,
+        cache=cache, steps=steps, npu_executor=args.npu_executor, npu_memory=args.npu_memory,
+        vela_args=args.vela_arg, **common,
+    )  # fmt: skip

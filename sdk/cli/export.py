@@ -40,6 +40,15 @@ def add_parser(subparsers) -> None:
         "--vela-arg", action="append", default=[], metavar="ARG", help="extra Vela flag; repeatable"
     )
     p.add_argument(
+        "--npu-memory", metavar="MODE",
+        help="compile for this NPU memory mode of --board (board.yaml npu_memories, e.g. "
+        "Sram_Only) or executorch (ExecuTorch's default Vela configuration); default: the "
+        "board's default",
+    )  # fmt: skip
+    p.add_argument(
+        "--board", help="the board whose npu_memories --npu-memory names (default: the SDK's)"
+    )
+    p.add_argument(
         "--stock-partitioner",
         action="store_true",
         help="use ExecuTorch's partitioner unchanged (reproduces its INT-boundary bug)",
@@ -70,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.target}); --target names where a program runs (sdk run, sdk deploy)"
         )
     options = quant_options(args)
+    memory = _vela_memory(args.board, args.npu_memory)
     result = export_model(
         args.model,
         args.outdir,
@@ -82,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         quant_options=options,
         etrecord=args.etrecord,
         io=args.io,
+        memories=memory.spec,
     )
     report = result.report
     audit = report["boundary_audit"]
@@ -153,3 +164,14 @@ def _firmware_cannot_run(program: Path) -> str | None:
     except KernelMissingError as exc:
         return str(exc)
     return None
+
+
+def _vela_memory(board: str | None, mode: str | None):
+    """The memory configuration --board/--npu-memory name (sdk.ethosu.memories.vela_memory);
+    its ini lies under the cache root, where a deploy's does (the program names its path)."""
+    from sdk.cache import default_root
+    from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
+    from sdk.firmware.boards import DEFAULT_BOARD, load_board
+
+    spec = load_board(board or DEFAULT_BOARD)
+    return vela_memory(spec.npu_memories, mode, default_root() / VELA_CONFIG_DIR)

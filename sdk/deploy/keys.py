@@ -23,6 +23,7 @@ from sdk.cache import default_root, hash_files
 from sdk.environment.paths import BOARDS_DIR, FIRMWARE_DIR, KERNELS_DIR, REPO_ROOT
 from sdk.environment.tools import version_line
 from sdk.errors import StorageError
+from sdk.ethosu.memories import EXECUTORCH_DEFAULT, VelaMemory
 from sdk.export.model_loader import ModelSpec
 from sdk.firmware.boards import Board
 from sdk.utils.files import write_atomically
@@ -192,6 +193,11 @@ def model_source_hash(model: ModelSpec) -> str:
     return hash_files([*files, path.resolve()], folder)
 
 
+def vela_key(memory: VelaMemory, args: list[str]) -> dict:
+    """A program key's `vela`: the memory configuration's figures and the extra Vela flags."""
+    return {**memory.key(), "args": list(args)}
+
+
 def program_key_parts(
     model: ModelSpec,
     inputs_file: Path | None,
@@ -200,8 +206,10 @@ def program_key_parts(
     cpu_ops: list[str],
     quantization: dict | None = None,
     io: str = "float",
+    vela: dict | None = None,
 ) -> dict:
-    """`quantization`: QuantOptions.to_json() (None: the defaults); `io`: --io."""
+    """`quantization`: QuantOptions.to_json() (None: the defaults); `io`: --io; `vela`: the
+    Vela configuration (VelaMemory.key() and the extra flags; None: ExecuTorch's default)."""
     from sdk.export.quant_options import QuantOptions
 
     return {
@@ -213,6 +221,7 @@ def program_key_parts(
         "npu": npu,
         "quant": quant,
         "io": io,
+        "vela": vela or vela_key(VelaMemory(EXECUTORCH_DEFAULT), []),
         "cpu_ops": sorted(cpu_ops),
         "quantization": quantization or QuantOptions().to_json(),
         "packages": package_versions(),

@@ -34,6 +34,7 @@ from sdk.deploy.keys import (
     firmware_key_parts,
     program_key_parts,
     reference_key_parts,
+    vela_key,
 )
 from sdk.deploy.references import (
     EXPORT_DIR,
@@ -47,6 +48,7 @@ from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_en
 from sdk.deploy.verdict import judge_outputs
 from sdk.errors import ModelLoadError, UsageError
 from sdk.ethosu.config import NpuConfig, QuantMode
+from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.evaluation.dataset import Thresholds
@@ -61,6 +63,7 @@ from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
     AUTO_TARGETS,
     DEPLOY_TARGETS,
+    REFERENCE_TARGET,
     auto_target,
     make_target,
     require_available,
@@ -81,7 +84,18 @@ class Entry:
 
 def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, str, Target]:
     """(name, why, target): `auto` is the FVP when installed, else QEMU with the virtual NPU.
-    The target must be available here; said before anything is exported or built."""
+    The target must be available here; said before anything is exported or built.
+
+    `host` only with the command-stream executor: Vela's command stream on the host's
+    functional U55 (the bits QEMU's virtual U55 computes), held to the TOSA host reference;
+    what `sdk tune` checks candidates with when a QEMU run each is too dear."""
+    if name == REFERENCE_TARGET:
+        if options.npu_executor != VIRTUAL_NPU_EXECUTOR:
+            raise UsageError(
+                f"target {REFERENCE_TARGET} is the reference itself: deploy to it only with "
+                f"--npu-executor {VIRTUAL_NPU_EXECUTOR} (Vela's command stream on the host)"
+            )
+        return name, "given: the command stream on the host", make_target(name, board, options)
     if name not in DEPLOY_TARGETS:
         raise UsageError(
             f"unknown deploy target {name!r}; choose one of {', '.join(DEPLOY_TARGETS)}"
@@ -151,6 +165,8 @@ def deploy(
     quant_options: QuantOptions | None = None,
     dataset: Path | None = None,
     dataset_thresholds: Thresholds | None = None,
+    npu_memory: str | None = None,
+    vela_args: list[str] | None = None,
     **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
@@ -172,6 +188,10 @@ def deploy(
     float inputs are quantized here with the program's input scale/zero-point, its integer
     outputs must equal the host reference's, and dequantized they are held to the quantized
     PyTorch model as float outputs are.
+
+    `npu_memory`: the board's NPU memory mode Vela compiles for (board.yaml npu_memories; None:
+    the board's default, else ExecuTorch's default configuration, `executorch`); `vela_args`:
+    extra Vela flags (e.g. --optimise=Size). Both are in the program's cache key.
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
@@ -196,6 +216,8 @@ def deploy(
     cache = cache or Cache()
     steps = steps or Steps(show=False)
     cpu_ops = list(cpu_ops or [])
+    vela_args = list(vela_args or [])
+    memory = vela_memory(spec.npu_memories, npu_memory, cache.root / VELA_CONFIG_DIR)
     if npu_executor is not None and npu_executor not in NPU_EXECUTORS:
         raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
     outdir = Path(outdir or Path("out") / "deploy" / model_spec.stem).resolve()
@@ -215,6 +237,7 @@ def deploy(
             cpu_ops,
             quant_options.to_json(),
             io,
+            vela_key(memory, vela_args),
         )
         if dataset is not None:
             if not Path(dataset).is_file():
@@ -231,6 +254,8 @@ def deploy(
             quant_options,
             dataset,
             io,
+            memories=memory.spec,
+            vela_args=vela_args,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
@@ -327,6 +352,7 @@ def deploy(
         npu=npu_config.value,
         quant=quant_mode.value,
         io=io_section.to_json(),
+        vela=vela_key(memory, vela_args),
         quantization=export_report.get("quantization", quant_options.to_json()),
         passed=failure is None
         and bool(checks)

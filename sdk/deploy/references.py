@@ -29,12 +29,14 @@ HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's
 def export_into(
     folder: Path, model: ModelSpec, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
-    dataset: Path | None = None, io: str = "float",
+    dataset: Path | None = None, io: str = "float", *, memories: tuple[str, str] | None = None,
+    vela_args: list[str] | None = None,
 ) -> None:  # fmt: skip
     """A program entry: the export, the inputs, and both PyTorch models' outputs on them (and
     on every sample of `dataset`, with a copy of it). A failed lowering's Vela log goes into
     `failure_logs` (the entry is removed on failure). The inputs are kept as the user gave
-    them (float): with `io="int"` the deploy quantizes them with the program's figures."""
+    them (float): with `io="int"` the deploy quantizes them with the program's figures.
+    `memories`, `vela_args`: the Vela configuration (sdk.export.pipeline.quantize's)."""
     import torch
 
     from sdk.export.model_loader import load_model
@@ -52,7 +54,9 @@ def export_into(
     else:
         tensors = example
     samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
-    quantized = quantize(loaded, npu, quant, options=options)
+    quantized = quantize(
+        loaded, npu, quant, vela_args=vela_args, options=options, memories=memories
+    )
     lower(
         quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs,
         etrecord=True, io=io,

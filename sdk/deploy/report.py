@@ -156,6 +156,8 @@ class DeployReport:
     warnings: list[str] = field(default_factory=list)  # floors missed: figures, not the verdict
     npu_arena: dict | None = None  # sdk.firmware.memory.ArenaPlacement: where the NPU's arena is
     io: dict | None = None  # the export report's `io`: --io and each I/O's scale/zero-point
+    vela: dict | None = None  # the Vela configuration the program was compiled with
+    tuning: dict | None = None  # --optimize: sdk.deploy.tune's table and choice
 
     def to_json(self) -> dict:
         return _finite(
@@ -185,6 +187,8 @@ class DeployReport:
                 "files": self.files,
                 "dataset": self.dataset,
                 "profile": self.profile,
+                "vela": self.vela,
+                **({"tuning": self.tuning} if self.tuning is not None else {}),
             }
         )
 

@@ -8,16 +8,22 @@ configuration assumes a faster memory than the board has.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdk.errors import ConfigError
+from sdk.errors import ConfigError, UsageError
 
 PORTS = ("axi0", "axi1")
 # Vela's memory labels per port: the arena's (AXI0) must be Sram, the constants' (AXI1) a flash.
 VELA_LABELS = {"axi0": "Sram", "axi1": "OffChipFlash"}
 U55_PORT_BYTES_PER_CYCLE = 8.0  # Vela: a U55 AXI port moves 8 bytes per cycle at clock_scale 1
+# The name of ExecuTorch's own Vela configuration (Ethos_U55_High_End_Embedded, Shared_Sram,
+# the stock vela.ini) beside the board's modes: what an export used before the board had any.
+EXECUTORCH_DEFAULT = "executorch"
+# Under the cache root: the board's Vela ini files, which compiled programs name in their flags.
+VELA_CONFIG_DIR = "vela-config"
 _PORT_KEYS = ("bytes_per_cycle", "read_latency", "write_latency", "burst_length", "max_reads")
 
 
@@ -96,13 +102,54 @@ class NpuMemories:
         return "\n".join(lines)
 
     def write_vela_ini(self, directory: Path) -> Path:
-        """Write the ini (content-named so a cached program's key follows the figures)."""
-        path = directory / f"{self.board}_vela.ini"
-        directory.mkdir(parents=True, exist_ok=True)
+        """Write the ini, content-named: a compiled program names it in its Vela flags (the
+        cycle model reads it back), so a file once named never changes."""
         text = self.vela_ini()
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = directory / f"{self.board}_vela_{digest}.ini"
+        directory.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text() != text:
             path.write_text(text)
         return path
+
+
+@dataclass(frozen=True)
+class VelaMemory:
+    """The memory configuration an export compiles with: one of the board's modes (its ini
+    and section) or ExecuTorch's default (no ini)."""
+
+    name: str  # a board mode, or EXECUTORCH_DEFAULT
+    ini: Path | None = None
+    section: str | None = None
+
+    @property
+    def spec(self) -> tuple[str, str] | None:
+        """compile_spec's `memories`."""
+        return None if self.ini is None or self.section is None else (str(self.ini), self.section)
+
+    def key(self) -> dict:
+        """What a program's cache key holds of it: the name and the ini's figures."""
+        text = self.ini.read_text() if self.ini is not None else None
+        return {
+            "memory": self.name,
+            "section": self.section,
+            "ini_sha256": hashlib.sha256(text.encode()).hexdigest() if text else None,
+        }
+
+
+def vela_memory(memories: NpuMemories | None, name: str | None, directory: Path) -> VelaMemory:
+    """The configuration `name` names (None: the board's default, else ExecuTorch's), its ini
+    written into `directory` (the cache root's: a cached program refers to it)."""
+    if name is None:
+        name = memories.default if memories is not None else None
+    if name is None or name == EXECUTORCH_DEFAULT:
+        return VelaMemory(EXECUTORCH_DEFAULT)
+    if memories is None:
+        raise UsageError(f"NPU memory {name!r}: the board describes no npu_memories")
+    if name not in memories.modes:
+        known = ", ".join([*memories.modes, EXECUTORCH_DEFAULT])
+        raise UsageError(f"unknown NPU memory mode {name!r} for {memories.board}; known: {known}")
+    return VelaMemory(name, memories.write_vela_ini(directory), memories.section_name(name))
 
 
 def _number(where: str, entry: dict[str, Any], key: str, positive: bool) -> float:

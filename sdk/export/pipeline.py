@@ -73,6 +73,9 @@ class QuantizedModel:
     fp32_exported: torch.export.ExportedProgram | None = None
     options: QuantOptions = field(default_factory=QuantOptions)
     module_matches: list[dict] = field(default_factory=list)  # QuantOptions.apply's
+    # (Vela ini, section) of the board's NPU memories (sdk.ethosu.memories.VelaMemory.spec);
+    # None: ExecuTorch's default Vela configuration.
+    memories: tuple[str, str] | None = None
 
     @property
     def quantization(self) -> dict:
@@ -137,13 +140,15 @@ def quantize(
     calibration: list[tuple[torch.Tensor, ...]] | None = None,
     vela_args: list[str] | None = None,
     options: QuantOptions | None = None,
+    memories: tuple[str, str] | None = None,
 ) -> QuantizedModel:
     """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8), with
-    `options`' weight, I/O and per-module settings (sdk.export.quant_options)."""
+    `options`' weight, I/O and per-module settings (sdk.export.quant_options). `vela_args` and
+    `memories` (compile_spec's) are kept for the lowering."""
     from executorch.backends.arm.quantizer import EthosUQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    spec = compile_spec(npu, vela_args)
+    spec = compile_spec(npu, vela_args, memories)
     options = options or QuantOptions()
     samples = calibration or loaded.calibration or [loaded.example_inputs]
     try:
@@ -177,7 +182,7 @@ def quantize(
         raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
     return QuantizedModel(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
-        matched,
+        matched, memories,
     )  # fmt: skip
 
 
@@ -408,7 +413,7 @@ def _lower_once(
     """One lowering (see `lower`); raises _OverlappingNpuOutputs before writing OUTDIR."""
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 
-    spec = compile_spec(quantized.npu, quantized.vela_args)
+    spec = compile_spec(quantized.npu, quantized.vela_args, quantized.memories)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
     checks = [RankZeroFromRanked(), *([forced] if forced else [])]
     with _staging(outdir) as stage:
@@ -564,15 +569,17 @@ def export_model(
     quant_options: QuantOptions | None = None,
     etrecord: bool = False,
     io: str = "float",
+    memories: tuple[str, str] | None = None,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
-    and write OUTDIR (`io="int"`: a program with integer inputs and outputs, see `lower`)."""
+    and write OUTDIR (`io="int"`: a program with integer inputs and outputs, see `lower`;
+    `memories`: the board's Vela ini and section, sdk.ethosu.memories.VelaMemory.spec)."""
     check_io(io)
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
     quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
-    quantized = quantize(loaded, npu, quant, samples, vela_args, quant_options)
+    quantized = quantize(loaded, npu, quant, samples, vela_args, quant_options, memories)
     return lower(
         quantized,
         outdir,

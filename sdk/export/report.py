@@ -161,6 +161,8 @@ def build_report(
         "partitioner": "int-boundary" if partitioner.fix_boundaries else "stock",
         "cpu_ops_forced": list(cpu_ops),
         "vela_args": list(quantized.vela_args),
+        # The board's Vela system config / memory mode (None: ExecuTorch's default).
+        "vela_memories": dict(zip(("config", "section"), quantized.memories or (None, None))),
         "program": {
             "file": "model.pte",
             "bytes": len(program.data),

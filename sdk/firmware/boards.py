@@ -78,6 +78,7 @@ class Board:
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     flash: tuple[dict[str, Any], ...] = ()  # `sdk flash` methods, in order of preference
     npu_memories: NpuMemories | None = None  # the NPU's ports as Vela sees them
+    cpu_clock_hz: int | None = None  # cpu.clock_hz: the CPU's clock (the board's, not QEMU's)
 
     def target(self, name: str) -> dict[str, Any]:
         """The `targets.<name>` section: how to run this board on an emulator."""
@@ -263,4 +264,5 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         targets={str(k): dict(v) for k, v in targets.items()},
         flash=tuple(dict(m) for m in data.get("flash") or ()),
         npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
+        cpu_clock_hz=_int(f"{where}: cpu.clock_hz", cpu["clock_hz"]) if "clock_hz" in cpu else None,
     )

@@ -58,6 +58,30 @@ def test_program_key_follows_the_model_its_folder_and_the_config(tmp_path, monke
     assert program_key(folder) != layers
 
 
+def test_program_key_follows_the_vela_configuration(tmp_path):
+    """Each memory mode, its figures and the extra Vela flags make another program."""
+    from dataclasses import replace
+
+    from sdk.ethosu.memories import EXECUTORCH_DEFAULT, VelaMemory, vela_memory
+    from sdk.firmware.boards import load_board
+
+    folder = model_dir(tmp_path)
+    base = program_key(folder)
+    default = keys.vela_key(VelaMemory(EXECUTORCH_DEFAULT), [])
+    assert program_key(folder, vela=default) == base
+    memories = load_board("corstone300").npu_memories
+    shared = vela_memory(memories, "Shared_Sram", tmp_path / "ini")
+    found = {
+        program_key(folder, vela=keys.vela_key(shared, [])),
+        program_key(folder, vela=keys.vela_key(vela_memory(memories, "Sram_Only", tmp_path), [])),
+        program_key(folder, vela=keys.vela_key(shared, ["--optimise=Size"])),
+    }
+    slower = replace(memories, clock_hz=memories.clock_hz // 2)  # other figures, same name
+    found.add(program_key(folder, vela=keys.vela_key(vela_memory(slower, "Shared_Sram",
+                                                                 tmp_path / "b"), [])))  # fmt: skip
+    assert base not in found and len(found) == 4
+
+
 def test_program_key_follows_the_quantizer_settings(tmp_path):
     from sdk.export.quant_options import QuantOptions
 
@@ -174,7 +198,8 @@ def test_deploy_keys_and_exports_the_program_with_its_quantizer_settings(tmp_pat
 
     seen: dict = {}
 
-    def export_into(folder, model, inputs, npu, quant, cpu_ops, logs, options, dataset, io) -> None:
+    def export_into(folder, model, inputs, npu, quant, cpu_ops, logs, options, dataset, io,
+                    **vela) -> None:  # fmt: skip
         seen["options"] = options
 
     def cached(cache, kind, parts, fill, scratch):

@@ -4,19 +4,16 @@ checked on a real build and real exports, against binutils' own figures."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from sdk.environment.paths import BOARDS_DIR
 from sdk.environment.paths import REPO_ROOT as REPO
 from sdk.errors import ResourceError, UsageError
-from sdk.firmware.boards import SCHEMA_FILE, Board, load_board
+from sdk.firmware.boards import Board, load_board
 from sdk.firmware.memory import (
     PLANNED_ALIGNMENT,
     RegionUse,
@@ -29,18 +26,7 @@ from sdk.firmware.memory import (
 from sdk.program.audit import read_delegates
 from sdk.program.inspect import inspect_program
 from sdk.program.pte import load_program
-
-
-def board_copy(tmp_path: Path, edit) -> Board:
-    """corstone300 loaded from a copy in tmp_path whose board.yaml `edit` changed."""
-    boards = tmp_path / "boards"
-    folder = boards / "corstone300"
-    shutil.copytree(BOARDS_DIR / "corstone300", folder)
-    shutil.copy(BOARDS_DIR / SCHEMA_FILE, boards / SCHEMA_FILE)
-    data = yaml.safe_load((folder / "board.yaml").read_text())
-    edit(data)
-    (folder / "board.yaml").write_text(yaml.safe_dump(data))
-    return load_board("corstone300", boards)
+from tests.support.boards import board_copy
 
 
 def planned_slot(size: int):

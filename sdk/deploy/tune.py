@@ -1,0 +1,354 @@
+"""`sdk deploy --optimize latency|size` and `sdk tune`: try the Vela configurations the board
+allows, check each one's outputs, keep the fastest (or smallest) that passes and fits.
+
+A candidate is a memory configuration (one of the board's npu_memories modes, or ExecuTorch's
+default, whose figures are the board's Shared_Sram ones), Vela's `--optimise`, the program's
+I/O (float or integer) and, for a program whose arena spills out of the board's npu_arena,
+`--arena-cache-size` set to that slot. Each candidate is an ordinary deploy (cached per
+configuration: its Vela flags are in the program's key), so its outputs meet the deploy's own
+verdict, on QEMU's virtual U55 (`qemu`) or on the host's functional U55 running the same
+command stream bit-exactly (`host`, for models whose QEMU runs are too long to have one each).
+Its NPU time is the cycle model of its compiled command stream (sdk.ethosu.cycles), its CPU
+time QEMU's instruction count; docs/tuning.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sdk.cache import Cache
+from sdk.errors import MismatchError, ResourceError, SdkError, UsageError
+from sdk.ethosu.memories import EXECUTORCH_DEFAULT
+from sdk.firmware.boards import Board
+
+if TYPE_CHECKING:  # the deploy pipeline imports the targets: only when a deploy runs
+    from sdk.deploy.report import DeployReport
+    from sdk.utils.progress import Steps
+
+GOALS = ("latency", "size")
+VELA_OPTIMISE = ("Performance", "Size")
+IOS = ("float", "int")
+# Where a candidate's outputs are checked (the deploy target) and how the table says so.
+CHECKS = {
+    "qemu": "QEMU, virtual U55",
+    "host": "host, command stream",
+}
+
+
+def check_goal(goal: str) -> str:
+    if goal not in GOALS:
+        raise UsageError(f"--optimize {goal!r}: one of {', '.join(GOALS)}")
+    return goal
+
+
+def check_where(check: str) -> str:
+    if check not in CHECKS:
+        raise UsageError(f"--check {check!r}: one of {', '.join(CHECKS)}")
+    return check
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration to try."""
+
+    memory: str  # a board npu_memories mode, or EXECUTORCH_DEFAULT
+    optimise: str = "Performance"
+    io: str = "float"
+    arena_cache_size: int | None = None
+
+    @property
+    def name(self) -> str:
+        cache = f" cache={self.arena_cache_size}" if self.arena_cache_size is not None else ""
+        return f"{self.memory} {self.optimise} io={self.io}{cache}"
+
+    @property
+    def slug(self) -> str:
+        """A folder name for the candidate's deploy."""
+        return self.name.replace(" ", "_").replace("=", "-")
+
+    def vela_args(self) -> list[str]:
+        args = [f"--optimise={self.optimise}"]
+        if self.arena_cache_size is not None:
+            args.append(f"--arena-cache-size={self.arena_cache_size}")
+        return args
+
+    def to_json(self) -> dict:
+        return {
+            "memory": self.memory,
+            "optimise": self.optimise,
+            "io": self.io,
+            "arena_cache_size": self.arena_cache_size,
+            "vela_args": self.vela_args(),
+        }
+
+
+def memory_modes(board: Board) -> list[str]:
+    """The memory configurations legal on the board: ExecuTorch's default and the board's."""
+    return [EXECUTORCH_DEFAULT, *(board.npu_memories.modes if board.npu_memories else ())]
+
+
+def candidates(
+    board: Board,
+    memories: list[str] | None = None,
+    optimises: list[str] | None = None,
+    ios: list[str] | None = None,
+) -> list[Candidate]:
+    """Every combination of the given axes (default: all the board allows), in that order."""
+    legal = memory_modes(board)
+    for name, given, known in (
+        ("memory", memories, legal), ("optimise", optimises, VELA_OPTIMISE), ("io", ios, IOS),
+    ):  # fmt: skip
+        bad = [g for g in given or () if g not in known]
+        if bad:
+            raise UsageError(f"tune: unknown {name} {bad[0]!r}; known: {', '.join(known)}")
+    return [
+        Candidate(m, o, i)
+        for m in memories or legal
+        for o in optimises or VELA_OPTIMISE
+        for i in ios or IOS
+    ]
+
+
+@dataclass
+class Trial:
+    """A candidate's figures and verdict."""
+
+    candidate: Candidate
+    checked_on: str
+    passed: bool
+    fits: bool
+    failure: str | None = None
+    npu_cycles: int | None = None  # the cycle model of the compiled streams, every call
+    macs: int | None = None
+    macs_per_cycle: int | None = None
+    vela_cycles: float | None = None  # Vela's own estimate (cycles_total), for comparison
+    cpu_instructions: int | None = None  # QEMU's count of the CPU operators (qemu checks)
+    memory_bytes: int | None = None  # program blob + planned buffers + NPU arena
+    arena_slot: str | None = None
+    seconds: float | None = None
+    deploy_dir: str | None = None
+
+    @property
+    def utilisation(self) -> float | None:
+        if not self.npu_cycles or not self.macs or not self.macs_per_cycle:
+            return None
+        return self.macs / (self.npu_cycles * self.macs_per_cycle)
+
+    def to_json(self) -> dict:
+        return {
+            "candidate": self.candidate.to_json(),
+            "name": self.candidate.name,
+            "checked_on": self.checked_on,
+            "passed": self.passed,
+            "fits": self.fits,
+            "failure": self.failure,
+            "npu_cycles": self.npu_cycles,
+            "macs": self.macs,
+            "mac_utilisation": self.utilisation,
+            "vela_estimate_cycles": self.vela_cycles,
+            "cpu_instructions": self.cpu_instructions,
+            "memory_bytes": self.memory_bytes,
+            "arena_slot": self.arena_slot,
+            "seconds": self.seconds,
+            "deploy_dir": self.deploy_dir,
+        }
+
+
+def npu_timing(program) -> tuple[int, int, int | None]:
+    """(cycles, MACs, MACs per cycle) of every delegate call's command stream, modelled for the
+    memory system it was compiled for."""
+    from sdk.ethosu.cycles import model_stream, program_memory_systems
+    from sdk.program.audit import read_delegates
+
+    infos = {info.index: info for info in read_delegates(program) if info.vela is not None}
+    systems = program_memory_systems(program)
+    cycles = macs = 0
+    per_cycle = None
+    for _, call in program.delegate_calls():
+        info = infos.get(call.delegate_index)
+        if info is None:
+            continue
+        memory = systems[info.index]
+        timing = model_stream(info.vela.blocks["cmd_data"], memory.npu_config, memory)
+        cycles, macs = cycles + timing.cycles, macs + timing.macs
+        per_cycle = info.vela.macs_per_cycle
+    return cycles, macs, per_cycle
+
+
+def seconds(board: Board, npu_cycles: int, cpu_instructions: int | None) -> float | None:
+    """The modelled NPU cycles at the NPU's clock plus the CPU's instructions at the CPU's
+    (one per cycle: a floor for the M55), both board.yaml's."""
+    if board.npu_memories is None:
+        return None
+    total = npu_cycles / board.npu_memories.clock_hz
+    if cpu_instructions is not None and board.cpu_clock_hz:
+        total += cpu_instructions / board.cpu_clock_hz
+    return total
+
+
+def cpu_instructions(profile: dict | None) -> int | None:
+    """The CPU operators' instructions in a QEMU run's profile (None: no count). The delegate
+    rows are left out: on QEMU they are the firmware driving the virtual U55 over the host
+    link (each register access a UART exchange), which a board's driver does not do."""
+    from sdk.targets.qemu import TIMING_SOURCE
+
+    if profile is None or profile.get("source") != TIMING_SOURCE:
+        return None
+    return sum(int(o["instructions"] or 0) for o in profile["operators"] if o["kind"] == "cpu")
+
+
+def evaluate(
+    model: str, candidate: Candidate, board: Board, check: str, outdir: Path, cache: Cache,
+    **deploy_args: Any,
+) -> Trial:  # fmt: skip
+    """Deploy the candidate (to QEMU, or the host's command stream) and take its figures; a
+    candidate the SDK refuses (does not fit, Vela fails) is a trial that did not pass."""
+    import json
+
+    from sdk.deploy.pipeline import deploy
+    from sdk.firmware.memory import arena_placement, program_needs
+    from sdk.program.pte import load_program
+    from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR  # both checks: Vela's stream
+
+    folder = outdir / candidate.slug
+    trial = Trial(candidate, CHECKS[check], passed=False, fits=True, deploy_dir=str(folder))
+    try:
+        report = deploy(
+            model, board=board, target=check, io=candidate.io, npu_memory=candidate.memory,
+            vela_args=candidate.vela_args(), outdir=folder, cache=cache,
+            npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
+        )  # fmt: skip
+    except ResourceError as exc:
+        trial.fits, trial.failure = False, exc.message
+        return trial
+    except SdkError as exc:
+        trial.failure = exc.message
+        return trial
+    program = load_program(Path(report.files["program"]))
+    export = json.loads((Path(report.files["program"]).parent / "report.json").read_text())
+    trial.passed, trial.failure = report.passed, report.failure
+    trial.npu_cycles, trial.macs, trial.macs_per_cycle = npu_timing(program)
+    trial.vela_cycles = (export.get("vela_estimate_total") or {}).get("total_cycles")
+    trial.cpu_instructions = cpu_instructions(report.profile)
+    trial.memory_bytes = sum(u.used for u in program_needs(program, board))
+    trial.arena_slot = arena_placement(program, board).slot
+    trial.seconds = seconds(board, trial.npu_cycles, trial.cpu_instructions)
+    return trial
+
+
+def choose(trials: list[Trial], goal: str) -> Trial | None:
+    """The trial that passed and fits with the least time (latency) or memory (size); the
+    other figure breaks ties, then the order tried."""
+    check_goal(goal)
+    ok = [t for t in trials if t.passed and t.fits and t.npu_cycles is not None]
+    if not ok:
+        return None
+
+    def time(t: Trial) -> float:
+        return t.seconds if t.seconds is not None else float(t.npu_cycles or 0)
+
+    if goal == "latency":
+        return min(ok, key=lambda t: (time(t), t.memory_bytes or 0))
+    return min(ok, key=lambda t: (t.memory_bytes or 0, time(t)))
+
+
+@dataclass
+class Tuning:
+    goal: str
+    check: str
+    trials: list[Trial]
+    chosen: Trial | None
+    final: dict | None = None  # the chosen one's deploy: {target, passed, failure}
+
+    def to_json(self) -> dict:
+        return {
+            "goal": self.goal,
+            "checked_on": CHECKS[self.check],
+            "chosen": None if self.chosen is None else self.chosen.candidate.name,
+            "final_deploy": self.final,
+            "trials": [t.to_json() for t in self.trials],
+        }
+
+
+def tune(
+    model: str, *, goal: str, board: Board, check: str = "qemu", outdir: Path,
+    cache: Cache | None = None, tried: list[Candidate] | None = None, **deploy_args: Any,
+) -> Tuning:  # fmt: skip
+    """Try each candidate (default: all the board allows), and, for one whose arena spills out
+    of the board's npu_arena, the same with Vela's arena bounded to that slot."""
+    check_goal(goal)
+    check_where(check)
+    cache = cache or Cache()
+    todo = list(tried) if tried is not None else candidates(board)
+    fast = board.slots.get("npu_arena")
+    trials: list[Trial] = []
+    while todo:
+        candidate = todo.pop(0)
+        trial = evaluate(model, candidate, board, check, outdir / "candidates", cache,
+                         **deploy_args)  # fmt: skip
+        trials.append(trial)
+        if trial.arena_slot == "scratch" and fast and candidate.arena_cache_size is None:
+            todo.insert(0, replace(candidate, arena_cache_size=fast.size))
+    return Tuning(goal, check, trials, choose(trials, goal))
+
+
+def tune_and_deploy(
+    model: str, *, goal: str, board: Board, check: str = "qemu", target: str = "auto",
+    outdir: Path, cache: Cache | None = None, tried: list[Candidate] | None = None,
+    steps: Steps | None = None, **deploy_args: Any,
+) -> DeployReport:  # fmt: skip
+    """`sdk deploy --optimize`: tune, then deploy the chosen configuration to `target` (its
+    report, with the `tuning` section). None passed: a MismatchError naming each failure."""
+    from sdk.deploy.pipeline import deploy
+    from sdk.deploy.report import REPORT_FILE
+
+    cache = cache or Cache()
+    tuning = tune(model, goal=goal, board=board, check=check, outdir=outdir, cache=cache,
+                  tried=tried, **deploy_args)  # fmt: skip
+    chosen = tuning.chosen
+    if chosen is None:
+        failures = "; ".join(f"{t.candidate.name}: {t.failure}" for t in tuning.trials)
+        raise MismatchError(f"--optimize {goal}: no configuration passed ({failures})")
+    c = chosen.candidate
+    report = deploy(
+        model, board=board, target=target, io=c.io, npu_memory=c.memory,
+        vela_args=c.vela_args(), outdir=outdir, cache=cache, steps=steps, **deploy_args,
+    )  # fmt: skip
+    tuning.final = {"target": report.target, "passed": report.passed, "failure": report.failure}
+    report.tuning = tuning.to_json()
+    report.write(outdir / REPORT_FILE)
+    return report
+
+
+def _number(value: float | int | None, form: str = ",.0f") -> str:
+    return "-" if value is None else format(value, form)
+
+
+def render_table(tuning: dict) -> str:
+    """What was tried (Tuning.to_json()), one line each; `*` marks the chosen."""
+    width = max([len("configuration"), *(len(t["name"]) for t in tuning["trials"])])
+    header = (
+        f"  {'configuration':{width}} {'verdict':7} {'NPU cycles':>11} {'Vela est.':>11} "
+        f"{'MAC util':>8} {'CPU instr':>10} {'ms':>8} {'bytes':>11}"
+    )
+    lines = [f"tried ({tuning['goal']}; outputs checked on {tuning['checked_on']}):", header]
+    for t in tuning["trials"]:
+        mark = "*" if t["name"] == tuning["chosen"] else " "
+        verdict = "pass" if t["passed"] and t["fits"] else ("no fit" if not t["fits"] else "FAIL")
+        ms = None if t["seconds"] is None else t["seconds"] * 1e3
+        lines.append(
+            f"{mark} {t['name']:{width}} {verdict:7} {_number(t['npu_cycles']):>11} "
+            f"{_number(t['vela_estimate_cycles']):>11} {_number(t['mac_utilisation'], '.1%'):>8} "
+            f"{_number(t['cpu_instructions']):>10} {_number(ms, '.3f'):>8} "
+            f"{_number(t['memory_bytes']):>11}"
+        )
+        if t["failure"]:
+            lines.append(f"    {t['failure'][:160]}")
+    lines.append(f"chosen: {tuning['chosen'] or 'none passed'}")
+    final = tuning.get("final_deploy")
+    if final is not None:
+        verdict = "passed" if final["passed"] else f"FAILED: {final['failure']}"
+        lines.append(f"deployed to {final['target']}: {verdict}")
+    return "\n".join(lines)

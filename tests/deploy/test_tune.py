@@ -1,0 +1,234 @@
+"""`sdk deploy --optimize` / `sdk tune`: the candidates are what the board allows, the chosen
+is the fastest (smallest) that passes, a candidate with wrong outputs is never chosen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.cache import Cache
+from sdk.cli.main import main
+from sdk.deploy.tune import (
+    Candidate,
+    Trial,
+    candidates,
+    choose,
+    render_table,
+    tune,
+    tune_and_deploy,
+)
+from sdk.errors import UsageError
+from sdk.ethosu.memories import EXECUTORCH_DEFAULT
+from sdk.firmware.boards import load_board
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = str(REPO / "tests" / "deploy" / "models" / "tune_conv.py")
+# ExecuTorch's default and the board's two modes: the Sram_Only one is the fastest.
+TRIED = [
+    Candidate(EXECUTORCH_DEFAULT),
+    Candidate("Sram_Only"),
+    Candidate("Shared_Sram", "Size", "int"),
+]
+
+
+def trial(name: str, passed: bool, cycles: int, size: int) -> Trial:
+    return Trial(Candidate(name), "x", passed, True, npu_cycles=cycles, memory_bytes=size,
+                 seconds=cycles / 1e6)  # fmt: skip
+
+
+def test_choose_takes_the_fastest_or_smallest_that_passed():
+    trials = [trial("a", True, 300, 10), trial("b", False, 100, 5), trial("c", True, 200, 20)]
+    assert choose(trials, "latency").candidate.memory == "c"
+    assert choose(trials, "size").candidate.memory == "a"
+    assert choose([trial("b", False, 100, 5)], "latency") is None
+    with pytest.raises(UsageError, match="latency, size"):
+        choose(trials, "fastest")
+
+
+def test_candidates_are_the_boards_modes_and_never_a_faster_memory(tmp_path):
+    from sdk.ethosu.cycles import memory_system
+
+    board = load_board("corstone300")
+    found = candidates(board)
+    assert {c.memory for c in found} == {EXECUTORCH_DEFAULT, "Shared_Sram", "Sram_Only"}
+    assert len(found) == 3 * 2 * 2  # memory x --optimise x --io
+    with pytest.raises(UsageError, match="unknown memory 'Dedicated_Sram'"):
+        candidates(board, memories=["Dedicated_Sram"])
+    memories = board.npu_memories
+    ini = str(memories.write_vela_ini(tmp_path))
+    for name, mode in memories.modes.items():
+        section = memories.section_name(name)
+        system = memory_system("ethos-u55-128", section, section, ini)
+        # Vela's figure for each region is the board's for the port it sits behind
+        assert system.regions[0].bytes_per_cycle == mode.timings[mode.const_port].bytes_per_cycle
+        assert system.regions[1].bytes_per_cycle == mode.timings[mode.arena_port].bytes_per_cycle
+    default = memory_system()  # ExecuTorch's: no faster than the board's Shared_Sram
+    shared = memories.section_name("Shared_Sram")
+    assert default.regions == memory_system("ethos-u55-128", shared, shared, ini).regions
+
+
+def test_an_unknown_goal_is_a_usage_error(capsys):
+    code = main(["deploy", MODEL, "--optimize", "fastest", "--target", "qemu", "--quiet"])
+    assert code == 2
+    assert "--optimize 'fastest': one of latency, size" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Cache:
+    return Cache(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.slow
+def test_tune_chooses_the_fewest_cycles_that_pass(tmp_path, cache):
+    from sdk.program.audit import read_delegates
+    from sdk.program.pte import load_program
+
+    board = load_board("corstone300")
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
+                  cache=cache, tried=TRIED)  # fmt: skip
+    assert [t.candidate for t in tuning.trials] == TRIED
+    assert all(t.passed and t.fits for t in tuning.trials), [t.failure for t in tuning.trials]
+    fewest = min(tuning.trials, key=lambda t: t.npu_cycles)
+    assert tuning.chosen is fewest and fewest.candidate.memory == "Sram_Only"
+    assert len({t.npu_cycles for t in tuning.trials}) == len(TRIED)
+    for t in tuning.trials:  # each program compiled with its own configuration
+        program = load_program(_program_of(t))
+        flags = read_delegates(program)[0].compile_specs["compile_flags"]
+        section = {EXECUTORCH_DEFAULT: "Ethos_U55_High_End_Embedded"}.get(
+            t.candidate.memory, board.npu_memories.section_name(t.candidate.memory)
+        )
+        assert f"--system-config={section}" in flags and t.candidate.vela_args()[0] in flags
+    table = render_table(tuning.to_json())
+    assert all(c.name in table for c in TRIED) and f"* {fewest.candidate.name}" in table
+
+
+def _program_of(t: Trial) -> Path:
+    return Path(json.loads((Path(t.deploy_dir) / "deploy.json").read_text())["files"]["program"])
+
+
+@pytest.mark.slow
+def test_a_candidate_with_wrong_outputs_is_never_chosen(tmp_path, cache, monkeypatch):
+    """The fastest candidate's device result is corrupted (one output value off): its check
+    fails, and the next fastest that passes is chosen."""
+    from sdk.ethosu.cycles import program_memory_systems
+    from sdk.reference.command_stream import CommandStreamExecutor
+
+    run = CommandStreamExecutor.run
+
+    def corrupted(self, index, inputs, progress=None):
+        outputs = run(self, index, inputs, progress)
+        if "Sram_Only" in program_memory_systems(self.program)[index].system_config:
+            outputs[0] = outputs[0].copy()
+            outputs[0].reshape(-1)[0] += np.array(7, outputs[0].dtype)
+        return outputs
+
+    monkeypatch.setattr(CommandStreamExecutor, "run", corrupted)
+    board = load_board("corstone300")
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
+                  cache=cache, tried=TRIED)  # fmt: skip
+    wrong = next(t for t in tuning.trials if t.candidate.memory == "Sram_Only")
+    assert not wrong.passed and "host reference" in wrong.failure
+    assert tuning.chosen is not None and tuning.chosen is not wrong
+    passed = [t for t in tuning.trials if t.passed]
+    assert tuning.chosen is min(passed, key=lambda t: t.npu_cycles)
+
+
+@pytest.mark.slow
+def test_deploy_optimize_on_qemu_checks_each_and_deploys_the_chosen(tmp_path, monkeypatch):
+    """The firmware from the shared cache, as every QEMU deploy test's."""
+    monkeypatch.setenv("SDK_FVP", str(tmp_path / "no-fvp"))
+    board = load_board("corstone300")
+    report = tune_and_deploy(MODEL, goal="latency", board=board, check="qemu", target="qemu",
+                             outdir=tmp_path, cache=Cache(), tried=TRIED[:2])  # fmt: skip
+    assert report.passed and report.target == "qemu"
+    data = json.loads((tmp_path / "deploy.json").read_text())["tuning"]
+    assert data["final_deploy"]["passed"] and data["chosen"] == "Sram_Only Performance io=float"
+    assert all(t["checked_on"] == "QEMU, virtual U55" and t["passed"] for t in data["trials"])
+    assert all(t["cpu_instructions"] and t["npu_cycles"] for t in data["trials"])
+    assert data["trials"][1]["seconds"] < data["trials"][0]["seconds"]
+    assert "Corstone300_Sram_Only" in report.vela["section"]
+
+
+def test_optimize_chooses_what_the_user_would_otherwise_give(capsys):
+    code = main(["deploy", MODEL, "--optimize", "size", "--npu-memory", "Sram_Only",
+                 "--target", "qemu", "--quiet"])  # fmt: skip
+    assert code == 2 and "--optimize chooses --npu-memory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sdk_tune_prints_the_table_and_fails_when_none_passes(tmp_path, monkeypatch, capsys):
+    from sdk.reference.command_stream import CommandStreamExecutor
+
+    args = ["tune", MODEL, "--check", "host", "--npu-memory", "executorch", "--npu-memory",
+            "Sram_Only", "--io", "float", "--optimise", "Performance",
+            "-o", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "* Sram_Only Performance io=float" in out and "executorch Performance" in out
+    saved = json.loads((tmp_path / "tuning.json").read_text())
+    assert saved["chosen"] == "Sram_Only Performance io=float" and len(saved["trials"]) == 2
+    run = CommandStreamExecutor.run
+
+    def off_by_one(self, index, inputs, progress=None):
+        return [o + np.array(1, o.dtype) for o in run(self, index, inputs, progress)]
+
+    monkeypatch.setattr(CommandStreamExecutor, "run", off_by_one)
+    assert main(args) == 4
+    captured = capsys.readouterr()
+    assert "no configuration" in captured.err and captured.out.count("FAIL") == 2
+
+
+@pytest.mark.slow
+def test_an_arena_that_spills_is_tried_again_bounded_to_the_npu_arena(tmp_path, cache):
+    """An npu_arena smaller than the program's arena (32 KiB here): the candidate spills to
+    DDR, and the tuner tries it again with Vela's --arena-cache-size set to the slot. Vela
+    cannot go below the live feature maps (this net's 32 KiB), so the retry spills too: it is
+    judged like any other, its placement said."""
+    from tests.support.boards import board_copy
+
+    slot = 28 * 1024
+
+    def small_sram(data):
+        data["slots"]["npu_arena"]["size"] = slot
+
+    board = board_copy(tmp_path, small_sram)
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "out",
+                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    spilled, bounded = tuning.trials
+    assert spilled.arena_slot == "scratch" and spilled.passed
+    assert bounded.candidate == Candidate("Sram_Only", arena_cache_size=slot)
+    flags = json.loads((Path(bounded.deploy_dir) / "deploy.json").read_text())["vela"]["args"]
+    assert f"--arena-cache-size={slot}" in flags
+    assert bounded.passed and bounded.arena_slot == "scratch"
+    assert tuning.chosen in (spilled, bounded)
+
+
+def test_export_refuses_an_unknown_memory_mode(tmp_path, capsys):
+    code = main(["export", MODEL, "-o", str(tmp_path), "--npu-memory", "Dedicated_Sram"])
+    assert code == 2 and "unknown NPU memory mode 'Dedicated_Sram'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_export_compiles_for_the_boards_memory_mode(tmp_path):
+    """sdk export --npu-memory: Vela is given the board's ini and section, the report says so,
+    and the cycle model reads the same memory system back from the program."""
+    from sdk.ethosu.cycles import program_memory_systems
+    from sdk.program.pte import load_program
+
+    assert main(["export", MODEL, "-o", str(tmp_path), "--npu-memory", "Sram_Only"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    section = load_board("corstone300").npu_memories.section_name("Sram_Only")
+    assert report["vela_memories"]["section"] == section
+    (system,) = program_memory_systems(load_program(tmp_path / "model.pte")).values()
+    assert system.system_config == section and system.memory_mode == section
+    fast = load_board("corstone300").npu_memories.ports["axi0"].bytes_per_cycle
+    assert all(m.bytes_per_cycle == fast for m in system.regions.values())  # TA1 = TA0
+
+
+def test_deploy_to_the_host_only_runs_the_command_stream(tmp_path, capsys):
+    """The host reference checked against itself would pass anything: refused."""
+    code = main(["deploy", MODEL, "--target", "host", "-o", str(tmp_path), "--quiet"])
+    assert code == 2 and "--npu-executor command-stream" in capsys.readouterr().err
