@@ -107,15 +107,21 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
     timing = Table(title="how long", title_justify="left")
     for column in ("what", "figure", "source", "vs Vela estimate"):
         timing.add_column(column)
+    notes = []  # what a figure's milliseconds assume, once below the table
     for t in data["timing"]:
         value = t.get("value")
         figure = "—" if value is None else f"{round(value):,} {t.get('unit', '')}"
         if t.get("seconds"):
-            figure += f" ({t['seconds'] * 1e3:.3g} ms{', ' + t['at'] if t.get('at') else ''})"
+            if t.get("at") and t["at"] not in notes:
+                notes.append(t["at"])
+            mark = "*" * (notes.index(t["at"]) + 1) if t.get("at") else ""
+            figure += f" ({t['seconds'] * 1e3:.3g} ms{mark})"
         vela = t.get("vela_estimate_cycles")
         versus = f"{t['ratio_to_vela']:.2f}× of {round(vela):,}" if t.get("ratio_to_vela") else ""
         timing.add_row(t["what"], figure, t["source"], versus)
     console.print(timing)
+    for k, note in enumerate(notes):
+        console.print(f"{'*' * (k + 1)} {note}")
     if data.get("performance"):
         render_performance(console, data["performance"])
 
@@ -159,23 +165,33 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
 def render_performance(console, perf: dict) -> None:
     """One inference at the board's clocks: latency, the CPU's share, the NPU's use of its
     MACs and how much of its time memory set; the cross-check of the firmware's figure."""
+    from rich.table import Table
+
     config = perf["config"]
     clocks = f"CPU {config['cpu_clock_hz'] / 1e6:g} MHz, NPU {config['npu_clock_hz'] / 1e6:g} MHz"
-    console.print(
-        f"performance at the board's clocks ({clocks}): {perf['latency_ms']:.3g} ms per "
-        f"inference, {perf['inferences_per_s']:.3g} inferences/s; CPU "
-        f"{perf['cpu_instructions']:,} instructions = {perf['cpu_ms']:.3g} ms "
-        f"({config['cpu_time']}), {100 * perf['cpu_share']:.1f}% of the latency"
+    table = Table(title=f"how fast on the board ({clocks})", title_justify="left")
+    for column in ("what", "figure"):
+        table.add_column(column)
+    table.add_row(
+        "latency", f"{perf['latency_ms']:.3g} ms ({perf['inferences_per_s']:.4g} inferences/s)"
+    )
+    table.add_row(
+        "CPU",
+        f"{perf['cpu_ms']:.3g} ms, {100 * perf['cpu_share']:.1f}% of the latency: "
+        f"{perf['cpu_instructions']:,} {config['cpu_time']}",
     )
     if perf["npu_cycles_modelled"]:
         share = perf["npu_memory_bound_share"]
         bound = "" if share is None else f", memory-bound {100 * share:.1f}% of its cycles"
-        console.print(
-            f"NPU {config['npu']} ({config['system_config']}, {config['memory_mode']}): "
-            f"{perf['npu_cycles_modelled']:,} cycles = {perf['npu_ms']:.3g} ms "
-            f"({config['npu_time']}), MAC utilisation "
-            f"{100 * perf['npu_mac_utilisation']:.1f}%{bound}"
+        table.add_row(
+            "NPU",
+            f"{perf['npu_ms']:.3g} ms: {perf['npu_cycles_modelled']:,} {config['npu_time']}; "
+            f"MAC utilisation {100 * perf['npu_mac_utilisation']:.1f}%{bound}",
         )
+        table.add_row(
+            "NPU config", f"{config['npu']}, {config['system_config']} / {config['memory_mode']}"
+        )
+    console.print(table)
     check = perf.get("npu_cycles_check")
     if check and not check["agrees"]:
         console.print(f"warning: {check['problem']}", style="yellow")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdk.deploy.performance import CPU_TIME, Clocks
+from sdk.deploy.performance import CPU_TIME, NPU_TIME, Clocks
 from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
 from sdk.evaluation.compare import OutputComparison
 from sdk.link.record import ModelledNpu
@@ -149,6 +149,7 @@ def modelled_entries(export_report: dict, npu: ModelledNpu, clocks: Clocks | Non
                 "value": d.cycles,
                 "unit": "cycles",
                 "seconds": clocks.npu_ms(d.cycles) / 1e3 if clocks else None,
+                **({"at": NPU_TIME} if clocks else {}),
                 "source": VIRTUAL_NPU_MODELLED,
                 "vela_estimate_cycles": vela,
                 "ratio_to_vela": d.cycles / vela if vela else None,
