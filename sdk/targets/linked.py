@@ -112,7 +112,8 @@ def modelled_npu(model: VirtualU55, mark: int, iterations: int, stats: Stats) ->
         per_delegate.setdefault(job.delegate, []).append(job)
 
     def mean(values: list[int | None]) -> int | None:
-        return None if None in values else round(sum(values) / run)  # type: ignore[arg-type]
+        known = [v for v in values if v is not None]
+        return round(sum(known) / run) if len(known) == len(values) else None
 
     delegates = tuple(
         DelegateCycles(
