@@ -18,8 +18,10 @@ import pytest
 
 from sdk.cache import PARTIAL_PREFIX, Cache
 from sdk.cli.main import main
+from sdk.ethosu.cycles import program_timings
 from sdk.ethosu.device import VirtualU55
 from sdk.firmware.boards import load_board
+from sdk.program.pte import load_program
 from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.utils.npz import read_arrays, write_arrays
@@ -152,6 +154,9 @@ def test_each_delegate_has_the_virtual_u55s_modelled_cycles_beside_vela(first_ru
         logged[job.delegate] = logged.get(job.delegate, 0) + job.cycles
     rows = {t["delegate"]: t for t in report["timing"] if t["source"] == VIRTUAL_NPU_MODELLED}
     assert rows and {d: r["value"] for d, r in rows.items()} == logged  # one inference
+    # the same model offline, as a tuner calls it: the cycles the jobs logged
+    timings = program_timings(load_program(Path(report["files"]["program"])))
+    assert {d: t.cycles for d, t in timings.items()} == logged
     export = json.loads((Path(report["files"]["program"]).parent / "report.json").read_text())
     for d in export["delegates"]:
         row = rows[d["index"]]
@@ -186,7 +191,7 @@ def board_ms(board, instructions: int, cycles: int) -> float:
 def test_the_report_says_where_the_time_goes_per_operator(first):
     """The firmware's per-instruction profile: every instruction of the program once, each CPU
     operator with its calls, the delegates apart, and a Chrome trace of the same events."""
-    from sdk.program.pte import load_program, operator_name
+    from sdk.program.pte import operator_name
 
     _, _, report = first
     profile = report["profile"]
