@@ -255,24 +255,27 @@ def render_dataset(console, section: dict) -> None:
 
 def render_profile(console, profile: dict, top: int = 10) -> None:
     """Where the time goes: the most expensive operators of the run, CPU kernels and NPU
-    delegates (their CPU side; the virtual U55's host time is not the target's)."""
+    delegates (their CPU side, and their NPU cycles: modelled on QEMU, Vela's estimate; the
+    virtual U55's host time is not the target's), with milliseconds at the board's clocks."""
     from rich.table import Table
 
     table = Table(title=f"where the time goes ({profile['source']})", title_justify="left")
-    columns = ("operator", "on", "calls", "ticks", "instructions", "share %", "NPU cycles (model)",
-               "Vela est. cycles", "ms at board clocks")  # fmt: skip
+    columns = ("operator", "on", "calls", "ticks", "instructions", "share %",
+               "NPU cycles: model / Vela est.", "ms (board)")  # fmt: skip
     for column in columns:
         table.add_column(column)
     for row in profile["operators"][:top]:
         estimate = row.get("vela_estimate_cycles")
         modelled = row.get("npu_cycles_modelled")
+        npu = "" if estimate is None and modelled is None else (
+            f"{'-' if modelled is None else f'{modelled:,}'} / "
+            f"{'-' if estimate is None else f'{round(estimate):,}'}"
+        )  # fmt: skip
         latency = row.get("latency_ms")
         table.add_row(
             row["what"], row["kind"], str(row["calls"]), str(row["ticks"]),
             "-" if row["instructions"] is None else str(row["instructions"]),
-            f"{100 * row['share']:.1f}", "" if modelled is None else f"{modelled:,}",
-            "" if estimate is None else f"{estimate:.0f} (estimate)",
-            "-" if latency is None else f"{latency:.3g}",
+            f"{100 * row['share']:.1f}", npu, "-" if latency is None else f"{latency:.3g}",
         )  # fmt: skip
     console.print(table)
     more = len(profile["operators"]) - top
