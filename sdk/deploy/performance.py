@@ -68,8 +68,9 @@ def performance(
 ) -> dict | None:
     """The `performance` section of one inference; None where its parts are not known: no
     instruction count (not QEMU), no board clocks, or `delegates` the virtual U55 did not
-    model (then `npu` is None)."""
-    if instructions is None or clocks is None or (delegates and npu is None):
+    model (`npu` None, or a job it could not time)."""
+    unmodelled = npu is None if delegates else False
+    if instructions is None or clocks is None or unmodelled or (npu and not npu.complete):
         return None
     from sdk.ethosu.cycles import macs_per_cycle  # Vela's tables: only when there is a section
 

@@ -71,6 +71,9 @@ def test_no_section_where_a_part_is_not_known() -> None:
     assert performance(None, NPU, CLOCKS, "ethos-u55-128", delegates=2) is None  # not QEMU
     assert performance(25_000, NPU, None, "ethos-u55-128", delegates=2) is None  # no clocks
     assert performance(25_000, None, CLOCKS, "ethos-u55-128", delegates=1) is None  # not modelled
+    untimed = DelegateCycles(2, None, None, None, "no Vela compile flags")
+    partial = ModelledNpu((*NPU.delegates, untimed), 8000, 2, 8000)  # one delegate not timed
+    assert performance(25_000, partial, CLOCKS, "ethos-u55-128", delegates=3) is None
 
 
 def test_a_cpu_only_program_is_all_cpu() -> None:
