@@ -271,8 +271,8 @@ rt::Error Server::on_stats(size_t* n) {
   put_u64(out + kStatsReplyRunTicks, stats_run_ticks_);
   put_u64(out + kStatsReplyLastRunTicks, stats_last_run_ticks_);
   put_u64(out + kStatsReplyOutputTicks, stats_output_ticks_);
-  // The NPU's own PMU cycle count since the LOAD; 0 (and npu_counters 0) when no hardware NPU
-  // ran: the virtual U55 is not timed.
+  // The NPU's PMU cycle count since the LOAD, as the driver read it after each job: a real
+  // NPU's, or the virtual U55's modelled one; 0 (and npu_counters 0) when no NPU job ran.
   uint64_t npu_cycles = ethosu::npu_cycles();
   put_u32(out + kStatsReplyNpuCounters, npu_cycles > 0 ? 1 : 0);
   put_u64(out + kStatsReplyNpuCycles, npu_cycles);

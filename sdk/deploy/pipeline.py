@@ -36,6 +36,7 @@ from sdk.deploy.keys import (
     reference_key_parts,
     vela_key,
 )
+from sdk.deploy.performance import Clocks, add_profile_latency, performance
 from sdk.deploy.references import (
     EXPORT_DIR,
     HOST_OUTPUTS_FILE,
@@ -195,6 +196,7 @@ def deploy(
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
+    from sdk.ethosu.cycles import program_memory_systems
     from sdk.firmware.kernelgen import (
         load_kernel_specs,
         program_kernel_uses,
@@ -304,6 +306,7 @@ def deploy(
             check_fits(elf_use, spec)
 
     run_options = dataclasses.replace(options, firmware=image)
+    clocks = Clocks.of(spec)
     program.check_inputs(run_inputs)
     dataset_section = None
     with chosen.strategy.up(run_options, program) as running:
@@ -313,6 +316,7 @@ def deploy(
             if profile is not None:  # the export's ETRecord: Inspector names the operators
                 profile["etrecord"] = str(export_dir / ETRECORD_FILE)
                 join_vela_estimates(profile, export_report)
+                add_profile_latency(profile, run.timing.npu_modelled, clocks)
         write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
             with steps.step("dataset", f"data set on {target_name}") as step:
@@ -377,7 +381,15 @@ def deploy(
         dataset=dataset_section,
         profile=profile,
         outputs=checks,
-        timing=timing_entries(export_report, run.timing),
+        timing=timing_entries(export_report, run.timing, clocks),
+        performance=performance(
+            run.timing.instructions,
+            run.timing.npu_modelled,
+            clocks,
+            npu_config.value,
+            program_memory_systems(program).values(),
+            len(program.plan.delegates),
+        ),
         memory=[u.to_json() for u in [*needs, *elf_use]],
         npu_arena=arena.to_json() if arena.delegate is not None else None,
         arenas=None if run.memory is None else vars(run.memory),

@@ -105,15 +105,25 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         console.print(f"warning: below the SNR floor: {warning}", style="yellow")
 
     timing = Table(title="how long", title_justify="left")
-    for column in ("what", "figure", "source"):
+    for column in ("what", "figure", "source", "vs Vela estimate"):
         timing.add_column(column)
+    notes = []  # what a figure's milliseconds assume, once below the table
     for t in data["timing"]:
         value = t.get("value")
         figure = "—" if value is None else f"{round(value):,} {t.get('unit', '')}"
         if t.get("seconds"):
-            figure += f" ({t['seconds'] * 1e3:.3g} ms)"
-        timing.add_row(t["what"], figure, t["source"])
+            if t.get("at") and t["at"] not in notes:
+                notes.append(t["at"])
+            mark = "*" * (notes.index(t["at"]) + 1) if t.get("at") else ""
+            figure += f" ({t['seconds'] * 1e3:.3g} ms{mark})"
+        vela = t.get("vela_estimate_cycles")
+        versus = f"{t['ratio_to_vela']:.2f}× of {round(vela):,}" if t.get("ratio_to_vela") else ""
+        timing.add_row(t["what"], figure, t["source"], versus)
     console.print(timing)
+    for k, note in enumerate(notes):
+        console.print(f"{'*' * (k + 1)} {note}")
+    if data.get("performance"):
+        render_performance(console, data["performance"])
 
     memory = Table(title="how much memory", title_justify="left")
     for column in ("region", "used", "capacity", "%", "source"):
@@ -150,6 +160,41 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         f"deploy {verdict}; report {data['files']['report']}",
         style="green" if report.passed else "red",
     )
+
+
+def render_performance(console, perf: dict) -> None:
+    """One inference at the board's clocks: latency, the CPU's share, the NPU's use of its
+    MACs and how much of its time memory set; the cross-check of the firmware's figure."""
+    from rich.table import Table
+
+    config = perf["config"]
+    clocks = f"CPU {config['cpu_clock_hz'] / 1e6:g} MHz, NPU {config['npu_clock_hz'] / 1e6:g} MHz"
+    table = Table(title=f"how fast on the board ({clocks})", title_justify="left")
+    for column in ("what", "figure"):
+        table.add_column(column)
+    table.add_row(
+        "latency", f"{perf['latency_ms']:.3g} ms ({perf['inferences_per_s']:.4g} inferences/s)"
+    )
+    table.add_row(
+        "CPU",
+        f"{perf['cpu_ms']:.3g} ms, {100 * perf['cpu_share']:.1f}% of the latency: "
+        f"{perf['cpu_instructions']:,} {config['cpu_time']}",
+    )
+    if perf["npu_cycles_modelled"]:
+        share = perf["npu_memory_bound_share"]
+        bound = "" if share is None else f", memory-bound {100 * share:.1f}% of its cycles"
+        table.add_row(
+            "NPU",
+            f"{perf['npu_ms']:.3g} ms: {perf['npu_cycles_modelled']:,} {config['npu_time']}; "
+            f"MAC utilisation {100 * perf['npu_mac_utilisation']:.1f}%{bound}",
+        )
+        table.add_row(
+            "NPU config", f"{config['npu']}, {config['system_config']} / {config['memory_mode']}"
+        )
+    console.print(table)
+    check = perf.get("npu_cycles_check")
+    if check and not check["agrees"]:
+        console.print(f"warning: {check['problem']}", style="yellow")
 
 
 def _figure(value: float | None, digits: int = 4) -> str:
@@ -210,19 +255,27 @@ def render_dataset(console, section: dict) -> None:
 
 def render_profile(console, profile: dict, top: int = 10) -> None:
     """Where the time goes: the most expensive operators of the run, CPU kernels and NPU
-    delegates (their CPU side; the virtual U55's host time is not the target's)."""
+    delegates (their CPU side, and their NPU cycles: modelled on QEMU, Vela's estimate; the
+    virtual U55's host time is not the target's), with milliseconds at the board's clocks."""
     from rich.table import Table
 
     table = Table(title=f"where the time goes ({profile['source']})", title_justify="left")
-    columns = ("operator", "on", "calls", "ticks", "instructions", "share %", "Vela est. cycles")
+    columns = ("operator", "on", "calls", "ticks", "instructions", "share %",
+               "NPU cycles: model / Vela est.", "ms (board)")  # fmt: skip
     for column in columns:
         table.add_column(column)
     for row in profile["operators"][:top]:
         estimate = row.get("vela_estimate_cycles")
+        modelled = row.get("npu_cycles_modelled")
+        npu = "" if estimate is None and modelled is None else (
+            f"{'-' if modelled is None else f'{modelled:,}'} / "
+            f"{'-' if estimate is None else f'{round(estimate):,}'}"
+        )  # fmt: skip
+        latency = row.get("latency_ms")
         table.add_row(
             row["what"], row["kind"], str(row["calls"]), str(row["ticks"]),
             "-" if row["instructions"] is None else str(row["instructions"]),
-            f"{100 * row['share']:.1f}", "" if estimate is None else f"{estimate:.0f} (estimate)",
+            f"{100 * row['share']:.1f}", npu, "-" if latency is None else f"{latency:.3g}",
         )  # fmt: skip
     console.print(table)
     more = len(profile["operators"]) - top

@@ -2,8 +2,9 @@
 README documents it), printed as a terminal table, and as JUnit XML for CI.
 
 Timing is always labelled by where it comes from: the Vela *estimate*, the QEMU *instruction
-count*, the virtual NPU (*not timed*), the FVP's *approximate* cycles, the board's *measured*
-cycles. Nothing is presented as a measurement that is not one.
+count*, the virtual U55's *modelled* cycles (sdk.ethosu.cycles; *not timed* where the model
+could not time a job), the FVP's *approximate* cycles, the board's *measured* cycles. Nothing
+is presented as a measurement that is not one.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdk.deploy.performance import CPU_TIME, NPU_TIME, Clocks
 from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
 from sdk.evaluation.compare import OutputComparison
+from sdk.link.record import ModelledNpu
 from sdk.program.pte import LoadedProgram
 from sdk.reference.executor import NPU_EXECUTORS
-from sdk.targets.base import VIRTUAL_NPU_TIMING, Timing
+from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING, Timing
 from sdk.utils.files import write_atomically
 from sdk.utils.progress import FAILED, SKIPPED, StepRecord
 
@@ -82,8 +85,10 @@ class OutputCheck:
         }
 
 
-def timing_entries(export_report: dict, timing: Timing) -> list[dict]:
-    """The run's figures, each with its source; the Vela estimate beside them."""
+def timing_entries(export_report: dict, timing: Timing, clocks: Clocks | None = None) -> list[dict]:
+    """The run's figures, each with its source; the Vela estimate beside them (per delegate
+    beside the virtual U55's modelled cycles, with their ratio). `clocks`: the board's, for
+    the seconds of instructions and modelled cycles."""
     entries = []
     total = export_report.get("vela_estimate_total") or {}
     if export_report.get("delegates"):
@@ -101,19 +106,55 @@ def timing_entries(export_report: dict, timing: Timing) -> list[dict]:
             {"what": "CPU", "value": timing.instructions, "unit": "instructions",
              "source": timing.source}
         )  # fmt: skip
+        if clocks is not None:
+            entries[-1].update(seconds=clocks.cpu_ms(timing.instructions) / 1e3, at=CPU_TIME)
     elif timing.run_ticks is not None:
         seconds = timing.run_ticks / timing.tick_hz if timing.tick_hz else None
         entries.append(
             {"what": "run" if not timing.virtual_npu else "CPU", "value": timing.run_ticks,
              "unit": f"ticks at {timing.tick_hz} Hz", "seconds": seconds, "source": timing.source}
         )  # fmt: skip
-    if timing.virtual_npu:
+    if timing.npu_modelled is not None:
+        entries += modelled_entries(export_report, timing.npu_modelled, clocks)
+    elif timing.virtual_npu:
         entries.append({"what": "NPU delegates", "value": None, "source": VIRTUAL_NPU_TIMING})
     if timing.npu_cycles is not None:
         entries.append(
             {"what": "NPU delegates", "value": timing.npu_cycles, "unit": "cycles",
              "source": NPU_PMU}
         )  # fmt: skip
+    return entries
+
+
+def modelled_entries(export_report: dict, npu: ModelledNpu, clocks: Clocks | None) -> list[dict]:
+    """A row per delegate the virtual U55 ran: its modelled cycles per inference, Vela's
+    estimate of the same delegate and their ratio (a delegate the model could not time: not
+    timed, with the reason)."""
+    estimates = {
+        d["index"]: (d.get("vela_estimate") or {}).get("total_cycles")
+        for d in export_report.get("delegates", [])
+    }
+    entries = []
+    for d in npu.delegates:
+        what = f"NPU delegate {d.delegate}"
+        if d.cycles is None:
+            entries.append({"what": what, "delegate": d.delegate, "value": None,
+                            "source": VIRTUAL_NPU_TIMING, "problem": d.error})  # fmt: skip
+            continue
+        vela = estimates.get(d.delegate)
+        entries.append(
+            {
+                "what": what,
+                "delegate": d.delegate,
+                "value": d.cycles,
+                "unit": "cycles",
+                "seconds": clocks.npu_ms(d.cycles) / 1e3 if clocks else None,
+                **({"at": NPU_TIME} if clocks else {}),
+                "source": VIRTUAL_NPU_MODELLED,
+                "vela_estimate_cycles": vela,
+                "ratio_to_vela": d.cycles / vela if vela else None,
+            }
+        )
     return entries
 
 
@@ -158,6 +199,8 @@ class DeployReport:
     io: dict | None = None  # the export report's `io`: --io and each I/O's scale/zero-point
     vela: dict | None = None  # the Vela configuration the program was compiled with
     tuning: dict | None = None  # --optimize: sdk.deploy.tune's table and choice
+    # sdk.deploy.performance.performance(): latency at the board's clocks, NPU utilisation
+    performance: dict | None = None
 
     def to_json(self) -> dict:
         return _finite(
@@ -179,6 +222,7 @@ class DeployReport:
                 "npu_run": self.npu_run,
                 "outputs": [o.to_json() for o in self.outputs],
                 "timing": self.timing,
+                "performance": self.performance,
                 "memory": {
                     "regions": self.memory,
                     "arenas_after_load": self.arenas,

@@ -158,34 +158,31 @@ class Trial:
 
 def npu_timing(program) -> tuple[int, int, int | None]:
     """(cycles, MACs, MACs per cycle) of every delegate call's command stream, modelled for the
-    memory system it was compiled for."""
-    from sdk.ethosu.cycles import model_stream, program_memory_systems
-    from sdk.program.audit import read_delegates
+    memory system it was compiled for (sdk.ethosu.cycles.program_timings)."""
+    from sdk.ethosu.cycles import macs_per_cycle, program_timings
 
-    infos = {info.index: info for info in read_delegates(program) if info.vela is not None}
-    systems = program_memory_systems(program)
+    timings = program_timings(program)
     cycles = macs = 0
     per_cycle = None
     for _, call in program.delegate_calls():
-        info = infos.get(call.delegate_index)
-        if info is None:
+        timing = timings.get(call.delegate_index)
+        if timing is None:
             continue
-        memory = systems[info.index]
-        timing = model_stream(info.vela.blocks["cmd_data"], memory.npu_config, memory)
         cycles, macs = cycles + timing.cycles, macs + timing.macs
-        per_cycle = info.vela.macs_per_cycle
+        per_cycle = macs_per_cycle(timing.npu_config)
     return cycles, macs, per_cycle
 
 
 def seconds(board: Board, npu_cycles: int, cpu_instructions: int | None) -> float | None:
     """The modelled NPU cycles at the NPU's clock plus the CPU's instructions at the CPU's
-    (one per cycle: a floor for the M55), both board.yaml's."""
-    if board.npu_memories is None:
+    (sdk.deploy.performance.Clocks: board.yaml's; one instruction per cycle, a floor for the
+    M55); None without the board's clocks."""
+    from sdk.deploy.performance import Clocks
+
+    clocks = Clocks.of(board)
+    if clocks is None:
         return None
-    total = npu_cycles / board.npu_memories.clock_hz
-    if cpu_instructions is not None and board.cpu_clock_hz:
-        total += cpu_instructions / board.cpu_clock_hz
-    return total
+    return (clocks.npu_ms(npu_cycles) + clocks.cpu_ms(cpu_instructions or 0)) / 1e3
 
 
 def cpu_instructions(profile: dict | None) -> int | None:

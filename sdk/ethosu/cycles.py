@@ -169,14 +169,22 @@ def memory_system_from_flags(flags: str | Iterable[str]) -> MemorySystem:
     )
 
 
-def program_memory_systems(program) -> dict[int, MemorySystem]:
-    """Each Ethos-U delegate's memory system, by delegate index, from its compile spec."""
+def _vela_delegates(program) -> list:
+    """The program's Ethos-U delegates that say how Vela compiled them (sdk.program.audit)."""
     from sdk.program.audit import read_delegates
 
-    return {
-        info.index: memory_system_from_flags(info.compile_specs["compile_flags"])
+    return [
+        info
         for info in read_delegates(program)
         if info.vela is not None and "compile_flags" in info.compile_specs
+    ]
+
+
+def program_memory_systems(program) -> dict[int, MemorySystem]:
+    """Each Ethos-U delegate's memory system, by delegate index, from its compile spec."""
+    return {
+        info.index: memory_system_from_flags(info.compile_specs["compile_flags"])
+        for info in _vela_delegates(program)
     }
 
 
@@ -281,6 +289,14 @@ class OpTiming:
     read_bytes: dict[str, int] = field(default_factory=dict)  # per AXI port
     write_bytes: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def memory_bound(self) -> bool:
+        """Its time is set by memory: a DMA, or a kernel operation whose memory bound exceeds
+        its compute bound (MAC, AO, command issue)."""
+        return self.kind == "DMA" or max(self.memory_cycles.values(), default=0) > (
+            self.compute_cycles
+        )
+
 
 @dataclass
 class StreamTiming:
@@ -299,6 +315,12 @@ class StreamTiming:
     def npu_active(self) -> int:
         """The stream runs from start to end: the NPU is active for all of it."""
         return self.cycles
+
+    @property
+    def memory_bound_cycles(self) -> int:
+        """The job's cycles spent in memory-bound operations (OpTiming.memory_bound): each
+        row's `cycles` is its share of the job, so these add up to at most `cycles`."""
+        return sum(op.cycles for op in self.ops if op.memory_bound)
 
     def event_count(self, event: int) -> int:
         """What a PMEVCNTRn set to `event` (PMEVTYPERn.ev_type) counts over the job; events
@@ -326,6 +348,13 @@ class StreamTiming:
 
 class CycleModelError(SdkError):
     """A stream this model cannot time (an NPU configuration it does not know)."""
+
+
+def macs_per_cycle(npu_config: str) -> int:
+    """The NPU configuration's MACs per cycle, all cores (Vela's ArchitectureFeatures: the
+    figure in the name, e.g. 128 for ethos-u55-128)."""
+    config = architecture(npu_config).config
+    return config.macs * config.cores
 
 
 class _Npu:
@@ -737,3 +766,14 @@ def model_stream(cmd_data: bytes, npu_config: str, memory: MemorySystem) -> Stre
     """Time a delegate's `cmd_data` (its driver actions and command stream)."""
     decoded = decode_cmd_data(cmd_data)
     return model_operations(decoded.operations, npu_config, memory, 4 * decoded.stream_words)
+
+
+def program_timings(program, memory: MemorySystem | None = None) -> dict[int, StreamTiming]:
+    """Each Ethos-U delegate's modelled time, by delegate index: under `memory` (a memory
+    system to try, e.g. a tuner's candidate), else under the one its compile spec names (what
+    the virtual U55 times a job with; AXI ports change the PMU's beats, not the cycles)."""
+    timings = {}
+    for info in _vela_delegates(program):
+        system = memory or memory_system_from_flags(info.compile_specs["compile_flags"])
+        timings[info.index] = model_stream(info.vela.blocks["cmd_data"], system.npu_config, system)
+    return timings

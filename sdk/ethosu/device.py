@@ -115,14 +115,16 @@ def _port_of(bits: int) -> str:
 @dataclass(frozen=True)
 class NpuJob:
     """A finished job as the host's report wants it: which delegate ran, its modelled time
-    (None when the cycle model could not time it, `timing_error` says why) and the counts
-    the PMU's events would reach over it (sdk.ethosu.cycles.StreamTiming.counters)."""
+    (None when the cycle model could not time it, `timing_error` says why), the counts
+    the PMU's events would reach over it (sdk.ethosu.cycles.StreamTiming.counters) and the
+    cycles of its memory-bound operations (StreamTiming.memory_bound_cycles)."""
 
     delegate: int
     cycles: int | None
     macs: int | None
     counters: dict[str, int]
     timing_error: str | None = None
+    memory_bound_cycles: int | None = None
 
 
 STATUS_END = _word(regs.status_r, cmd_end_reached=1, irq_raised=1)
@@ -217,6 +219,8 @@ class VirtualU55:
     fault: str | None = None
     # Each job that ran to its end, in order (NpuJob): what the report reads.
     job_log: list[NpuJob] = field(default_factory=list)
+    # job_log's length at the firmware's last LOAD: its STATS count the jobs from there on.
+    jobs_at_load: int = 0
     _registers: dict[int, int] = field(default_factory=dict)
     _queued: bool = False  # QSIZE written since the last reset or start
     _delegates: list[Delegate] = field(default_factory=list)
@@ -364,7 +368,15 @@ class VirtualU55:
             self.job_log.append(NpuJob(delegate.index, None, None, {}, exc.message))
             return
         self._count(timing)
-        self.job_log.append(NpuJob(delegate.index, timing.cycles, timing.macs, timing.counters()))
+        self.job_log.append(
+            NpuJob(
+                delegate.index,
+                timing.cycles,
+                timing.macs,
+                timing.counters(),
+                memory_bound_cycles=timing.memory_bound_cycles,
+            )
+        )
 
     def _reg64(self, low: str) -> int:
         offset = REG[low]

@@ -3,7 +3,8 @@ one per instruction of the last run) turned into a per-operator table and a Chro
 
 The firmware reads its clock before each instruction; an instruction's cost is the time to the
 next one (the last: to execute()'s return), less what the CPU spent waiting for the host's
-virtual U55 inside it (QEMU: the delegates' NPU work runs on the host and is not timed). On QEMU
+virtual U55 inside it (QEMU: the delegates' NPU work runs on the host; its NPU time is the
+virtual U55's modelled cycles, which sdk.deploy.performance adds to delegate rows). On QEMU
 the ticks are virtual time of `-icount`, so they convert to instructions; on a board they are
 its SysTick cycles.
 """

@@ -78,7 +78,12 @@ class Board:
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     flash: tuple[dict[str, Any], ...] = ()  # `sdk flash` methods, in order of preference
     npu_memories: NpuMemories | None = None  # the NPU's ports as Vela sees them
-    cpu_clock_hz: int | None = None  # cpu.clock_hz: the CPU's clock (the board's, not QEMU's)
+    cpu_clock_hz: int | None = None  # cpu.clock_hz (None: board.yaml does not say)
+
+    @property
+    def npu_clock_hz(self) -> int | None:
+        """The NPU's clock: npu_memories.clock_hz (None: board.yaml does not say)."""
+        return self.npu_memories.clock_hz if self.npu_memories else None
 
     def target(self, name: str) -> dict[str, Any]:
         """The `targets.<name>` section: how to run this board on an emulator."""
@@ -235,6 +240,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     default_config = str(_section(f"{where}: npu", npu, "default_config"))
     if default_config not in configs:
         raise ConfigError(f"{where}: npu.default_config {default_config} is not in npu.configs")
+    clock = cpu.get("clock_hz")
     targets = data.get("targets") or {}
     if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
         raise ConfigError(f"{where}: targets must be a table of tables")
@@ -264,5 +270,5 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         targets={str(k): dict(v) for k, v in targets.items()},
         flash=tuple(dict(m) for m in data.get("flash") or ()),
         npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
-        cpu_clock_hz=_int(f"{where}: cpu.clock_hz", cpu["clock_hz"]) if "clock_hz" in cpu else None,
+        cpu_clock_hz=None if clock is None else _int(f"{where}: cpu.clock_hz", clock),
     )

@@ -109,6 +109,67 @@ class Outcome:
     virtual_npu_ticks: int = 0  # waiting for the host's virtual-NPU jobs
 
 
+@dataclass(frozen=True)
+class DelegateCycles:
+    """One delegate's modelled NPU work per inference, from the virtual U55's job log (the
+    firmware's figure is the run's total, not split by delegate). `cycles` None: the cycle
+    model could not time it (`error` says why)."""
+
+    delegate: int
+    cycles: int | None
+    macs: int | None
+    memory_bound_cycles: int | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelledNpu:
+    """The virtual U55's modelled time of a run's delegates (sdk.ethosu.cycles), and the
+    cross-check: the firmware's driver read each job's cycles from PMCCNTR and STATS sums
+    them since the LOAD (`firmware_total`, over `runs` inferences); the job log's jobs since
+    the same LOAD must add up to it (`job_log_total`)."""
+
+    delegates: tuple[DelegateCycles, ...]
+    firmware_total: int
+    runs: int
+    job_log_total: int
+
+    @property
+    def complete(self) -> bool:
+        return all(d.cycles is not None for d in self.delegates)
+
+    @property
+    def cycles(self) -> int:
+        """Per inference, the firmware's own figure (STATS: its PMCCNTR reads) when it has
+        one; `agrees` says whether the job log backs it."""
+        if self.runs:
+            return round(self.firmware_total / self.runs)
+        return sum(d.cycles or 0 for d in self.delegates)
+
+    @property
+    def agrees(self) -> bool:
+        return self.firmware_total == self.job_log_total
+
+    def check(self) -> dict:
+        """The cross-check's figures (the deploy report's performance.npu_cycles_check)."""
+        return {
+            "firmware_total": self.firmware_total,
+            "job_log_total": self.job_log_total,
+            "runs": self.runs,
+            "agrees": self.agrees,
+            "problem": self.disagreement(),
+        }
+
+    def disagreement(self) -> str | None:
+        """The cross-check's failure, in words (None when it holds)."""
+        if self.agrees:
+            return None
+        return (
+            f"the firmware's driver read {self.firmware_total:,} NPU cycles from PMCCNTR since "
+            f"the LOAD, the virtual U55's job log has {self.job_log_total:,}"
+        )
+
+
 @dataclass
 class FirmwareRecord:
     """Everything the firmware reported about a run, checked or not (filled by a LinkSession);
@@ -119,6 +180,7 @@ class FirmwareRecord:
     outputs: list[OutputRecord] = field(default_factory=list)
     result: Outcome | None = None
     npu_cycles: int | None = None  # the NPU's PMU cycle count of the run (STATS), if counted
+    npu_modelled: ModelledNpu | None = None  # the host's virtual U55 ran the delegates
 
     def ticks(self) -> tuple[int, int, int]:
         """(init_ticks, run_ticks, tick_hz) of a passed run."""

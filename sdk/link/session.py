@@ -73,6 +73,7 @@ class LinkSession(Transport, NpuService):
         self._pending = bytearray()  # bytes after the last delimiter
         self._loaded_sha: bytes | None = None
         self._loaded: p.Loaded | None = None
+        self.loads = 0  # programs loaded (each starts the firmware's STATS afresh)
         self.phase = "connect"
         # The virtual U55 answering the firmware's register exchanges (sdk.ethosu.device): the value
         # read and whether the NPU's IRQ line is high. None: an absent NPU (reads 0).
@@ -219,6 +220,7 @@ class LinkSession(Transport, NpuService):
     def _loaded_now(self, response: p.Frame, digest: bytes) -> p.Loaded:
         self._loaded = self._payload(response, p.parse_loaded)
         self._loaded_sha = digest
+        self.loads += 1
         return self._loaded
 
     def set_input(self, index: int, array: np.ndarray, dtype_code: int) -> None:

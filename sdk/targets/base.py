@@ -16,9 +16,12 @@ from typing import Protocol
 import numpy as np
 
 from sdk.firmware.boards import Board
-from sdk.link.record import MemoryUse
+from sdk.link.record import MemoryUse, ModelledNpu
 from sdk.program.pte import LoadedProgram
 
+# Delegates the host's virtual U55 ran: timed by its cycle model (sdk.ethosu.cycles), else,
+# where the model could not time a job, by nothing.
+VIRTUAL_NPU_MODELLED = "virtual U55 PMU (modelled)"
 VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
 
 
@@ -69,10 +72,11 @@ class Timing:
     run_ticks: int | None = None  # one execute(); the mean when several iterations ran
     tick_hz: int | None = None
     instructions: int | None = None  # QEMU -icount only
-    # Delegates ran on the host's virtual NPU: their time is in none of the figures above
-    # and is never NPU time.
+    # Delegates ran on the host's virtual NPU: the host's time is in none of the figures
+    # above; their NPU time is the cycle model's (`npu_modelled`), never a measurement.
     virtual_npu: bool = False
     npu_cycles: int | None = None  # the NPU's own PMU count (a board over the link), measured
+    npu_modelled: ModelledNpu | None = None  # the virtual U55's modelled cycles
 
     def describe(self) -> str:
         if self.instructions is not None:
@@ -81,7 +85,12 @@ class Timing:
             text = f"{self.run_ticks} ticks at {self.tick_hz} Hz ({self.source})"
         else:
             text = self.source
-        if self.virtual_npu:
+        if self.npu_modelled is not None:
+            npu = f"{self.npu_modelled.cycles} cycles ({VIRTUAL_NPU_MODELLED})"
+            if not self.npu_modelled.complete:
+                npu += f", some {VIRTUAL_NPU_TIMING}"
+            text += f" on the CPU; NPU delegates: {npu}"
+        elif self.virtual_npu:
             text += f" on the CPU; NPU delegates: {VIRTUAL_NPU_TIMING}"
         return text
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import TargetError
-from sdk.ethosu.device import VirtualU55
-from sdk.link.protocol import Info
-from sdk.link.record import FirmwareRecord, check_record
+from sdk.ethosu.device import NpuJob, VirtualU55
+from sdk.link.protocol import Info, Stats
+from sdk.link.record import DelegateCycles, FirmwareRecord, ModelledNpu, check_record
 from sdk.link.session import LinkSession
 from sdk.program.pte import LoadedProgram
 from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR
@@ -79,6 +79,7 @@ def run_linked(
             npu_executor=_virtual_npu_executor(npu_executor),
         )
         session.npu_device = model
+    mark, loads = len(model.job_log), session.loads
     record = session.run_program(
         program.data,
         inputs,
@@ -90,12 +91,42 @@ def run_linked(
     if record.result is not None and not record.result.ok and model.fault:
         reason = f"{record.result.reason}; the host's virtual U55: {model.fault}"
         record.result = dataclasses.replace(record.result, reason=reason)
+    if session.loads != loads:  # the firmware's STATS count from this LOAD on
+        model.jobs_at_load = mark
     arrays = check_record(record, session.log.path, expected=program.outputs())
-    if program.plan.delegates and not record.result.virtual_npu_ticks:
-        stats = session.stats()  # a real NPU ran the delegates: its PMU counted the cycles
-        if stats.npu_counters:
-            record.npu_cycles = stats.npu_cycles
+    if program.plan.delegates:
+        stats = session.stats()  # the driver's PMCCNTR reads, summed since the LOAD
+        if len(model.job_log) > mark:  # the host's virtual U55 ran them: modelled
+            record.npu_modelled = modelled_npu(model, mark, iterations, stats)
+        elif not record.result.virtual_npu_ticks and stats.npu_counters:
+            record.npu_cycles = stats.npu_cycles  # a real NPU ran them: measured
     return arrays, record
+
+
+def modelled_npu(model: VirtualU55, mark: int, iterations: int, stats: Stats) -> ModelledNpu:
+    """The run's jobs (job_log from `mark`) per delegate and per inference, beside the
+    firmware's STATS and the jobs since its LOAD that STATS counted."""
+    run = max(iterations, 1)
+    per_delegate: dict[int, list[NpuJob]] = {}
+    for job in model.job_log[mark:]:
+        per_delegate.setdefault(job.delegate, []).append(job)
+
+    def mean(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return round(sum(known) / run) if len(known) == len(values) else None
+
+    delegates = tuple(
+        DelegateCycles(
+            index,
+            mean([j.cycles for j in jobs]),
+            mean([j.macs for j in jobs]),
+            mean([j.memory_bound_cycles for j in jobs]),
+            next((j.timing_error for j in jobs if j.timing_error), None),
+        )
+        for index, jobs in sorted(per_delegate.items())
+    )
+    since_load = sum(job.cycles or 0 for job in model.job_log[model.jobs_at_load :])
+    return ModelledNpu(delegates, stats.npu_cycles, stats.runs, since_load)
 
 
 def virtual_u55_of(session: LinkSession) -> VirtualU55 | None:

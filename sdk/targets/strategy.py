@@ -15,6 +15,7 @@ no program is known yet); a board runs what was flashed on it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -93,8 +94,11 @@ class Running:
             target=self.strategy.name,
             board=self.strategy.board.name,
             outputs=arrays,
-            timing=self.strategy.power.timing(
-                init_ticks, run_ticks, reported_hz, virtual_npu, npu_cycles=record.npu_cycles
+            timing=dataclasses.replace(
+                self.strategy.power.timing(
+                    init_ticks, run_ticks, reported_hz, virtual_npu, npu_cycles=record.npu_cycles
+                ),
+                npu_modelled=record.npu_modelled,
             ),
             memory=record.memory,
             npu_run=npu_run_of(self.session, program),

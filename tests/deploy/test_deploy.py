@@ -3,11 +3,14 @@ it must refuse or fail (one line, non-zero exit, nothing half-written in the cac
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import socket
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,11 @@ import pytest
 
 from sdk.cache import PARTIAL_PREFIX, Cache
 from sdk.cli.main import main
-from sdk.targets.base import VIRTUAL_NPU_TIMING
+from sdk.ethosu.cycles import program_timings
+from sdk.ethosu.device import VirtualU55
+from sdk.firmware.boards import load_board
+from sdk.program.pte import load_program
+from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.utils.npz import read_arrays, write_arrays
 
@@ -58,15 +65,41 @@ def cache_root(tmp_path_factory):
         yield root
 
 
+@dataclass
+class FirstRun:
+    code: int
+    work: Path
+    report: dict
+    terminal: str  # the report as the CLI printed it
+    npus: list[VirtualU55]  # the virtual U55s that answered the firmware's driver
+
+
 @pytest.fixture(scope="module")
-def first(cache_root, tmp_path_factory):
-    """The first deploy of the model: exports, builds, runs (CLI, JSON and JUnit)."""
+def first_run(cache_root, tmp_path_factory) -> FirstRun:
+    """The first deploy of the model: exports, builds, runs (CLI, JSON and JUnit), with the
+    virtual U55s it made kept for their job logs."""
     work = tmp_path_factory.mktemp("first")
-    code = main([
-        "deploy", "--board", "corstone300", str(MODEL), "-o", str(work / "out"),
-        "--json", str(work / "report.json"), "--junit", str(work / "junit.xml"),
-    ])  # fmt: skip
-    return code, work, json.loads((work / "report.json").read_text())
+    npus: list[VirtualU55] = []
+
+    class Kept(VirtualU55):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            npus.append(self)
+
+    terminal = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(terminal):
+        mp.setattr("sdk.targets.linked.VirtualU55", Kept)
+        code = main([
+            "deploy", "--board", "corstone300", str(MODEL), "-o", str(work / "out"),
+            "--json", str(work / "report.json"), "--junit", str(work / "junit.xml"),
+        ])  # fmt: skip
+    report = json.loads((work / "report.json").read_text())
+    return FirstRun(code, work, report, terminal.getvalue(), npus)
+
+
+@pytest.fixture(scope="module")
+def first(first_run):
+    return first_run.code, first_run.work, first_run.report
 
 
 def test_first_deploy_runs_everything_and_passes(first):
@@ -90,7 +123,8 @@ def test_first_deploy_runs_everything_and_passes(first):
             and output[ref]["cosine"] > output[ref]["threshold"]["min_cosine"]
         )
     sources = {t["source"] for t in report["timing"]}
-    assert {"Vela estimate", QEMU_TIMING, VIRTUAL_NPU_TIMING} <= sources
+    assert {"Vela estimate", QEMU_TIMING, VIRTUAL_NPU_MODELLED} <= sources
+    assert VIRTUAL_NPU_TIMING not in sources  # every delegate is modelled
     regions = {m["region"]: m for m in report["memory"]["regions"]}
     assert (
         regions["itcm"]["source"] == "ELF" and 0 < regions["itcm"]["used"] < regions["itcm"]["size"]
@@ -108,10 +142,56 @@ def test_first_deploy_runs_everything_and_passes(first):
     assert suite.get("failures") == "0" and int(suite.get("tests")) == 7 + 2  # steps, checks
 
 
+def test_each_delegate_has_the_virtual_u55s_modelled_cycles_beside_vela(first_run):
+    """Per delegate: the cycles the virtual U55's job log has for it (> 0), Vela's estimate of
+    the same delegate and their ratio; the firmware's PMCCNTR total agrees; the performance
+    section at the board's clocks; no "not timed" anywhere."""
+    report = first_run.report
+    (npu,) = [n for n in first_run.npus if n.job_log]  # one bring-up ran the program
+    logged: dict[int, int] = {}
+    for job in npu.job_log:
+        assert job.cycles, job.timing_error
+        logged[job.delegate] = logged.get(job.delegate, 0) + job.cycles
+    rows = {t["delegate"]: t for t in report["timing"] if t["source"] == VIRTUAL_NPU_MODELLED}
+    assert rows and {d: r["value"] for d, r in rows.items()} == logged  # one inference
+    # the same model offline, as a tuner calls it: the cycles the jobs logged
+    timings = program_timings(load_program(Path(report["files"]["program"])))
+    assert {d: t.cycles for d, t in timings.items()} == logged
+    export = json.loads((Path(report["files"]["program"]).parent / "report.json").read_text())
+    for d in export["delegates"]:
+        row = rows[d["index"]]
+        assert row["vela_estimate_cycles"] == d["vela_estimate"]["total_cycles"] > 0
+        assert row["ratio_to_vela"] == pytest.approx(row["value"] / row["vela_estimate_cycles"])
+    perf = report["performance"]
+    assert perf["npu_cycles_modelled"] == sum(logged.values())
+    assert perf["npu_cycles_check"]["agrees"] is True
+    assert perf["cpu_instructions"] == next(t["value"] for t in report["timing"]
+                                            if t["what"] == "CPU")  # fmt: skip
+    board = load_board("corstone300")
+    assert perf["config"]["cpu_clock_hz"] == board.cpu_clock_hz
+    assert perf["config"]["npu_clock_hz"] == board.npu_clock_hz
+    expected_ms = board_ms(board, perf["cpu_instructions"], perf["npu_cycles_modelled"])
+    assert perf["latency_ms"] == pytest.approx(expected_ms)
+    assert 0 < perf["cpu_share"] < 1 and 0 < perf["npu_mac_utilisation"] <= 1
+    assert 0 <= perf["npu_memory_bound_share"] <= 1
+    assert perf["config"]["npu"] == report["npu"] and perf["config"]["memory_mode"]
+    for row in report["profile"]["operators"]:
+        if row["kind"] == "npu":
+            assert row["npu_cycles_modelled"] == logged[row["delegate"]]
+            expected_ms = board_ms(board, row["instructions"], logged[row["delegate"]])
+            assert row["latency_ms"] == pytest.approx(expected_ms)
+    assert VIRTUAL_NPU_MODELLED in first_run.terminal and "not timed" not in first_run.terminal
+    assert "inferences/s" in first_run.terminal
+
+
+def board_ms(board, instructions: int, cycles: int) -> float:
+    return 1e3 * (instructions / board.cpu_clock_hz + cycles / board.npu_clock_hz)
+
+
 def test_the_report_says_where_the_time_goes_per_operator(first):
     """The firmware's per-instruction profile: every instruction of the program once, each CPU
     operator with its calls, the delegates apart, and a Chrome trace of the same events."""
-    from sdk.program.pte import load_program, operator_name
+    from sdk.program.pte import operator_name
 
     _, _, report = first
     profile = report["profile"]

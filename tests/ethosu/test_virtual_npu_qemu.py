@@ -15,6 +15,7 @@ import pytest
 
 from sdk.cli.main import main
 from sdk.errors import TargetError
+from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING
 from sdk.targets.host import run_host
 from sdk.targets.run import run_on_target
 from sdk.utils.npz import read_arrays
@@ -40,7 +41,12 @@ def test_firmware_with_the_virtual_npu_equals_the_host_reference(
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
     assert_matches_quantized_model(case, report.outputs)
-    assert report.timing.virtual_npu and "virtual NPU (not timed)" in report.timing.describe()
+    # the delegates' NPU time is the virtual U55's model, the firmware's PMCCNTR reads agreeing
+    modelled = report.timing.npu_modelled
+    assert report.timing.virtual_npu and modelled is not None and modelled.agrees
+    assert modelled.complete and all(d.cycles > 0 for d in modelled.delegates)
+    assert VIRTUAL_NPU_MODELLED in report.timing.describe()
+    assert VIRTUAL_NPU_TIMING not in report.timing.describe()
     assert report.timing.instructions and report.timing.instructions > 0
     assert "NPU_REGS" in report.log_path.read_text()
 
@@ -68,7 +74,7 @@ def test_sdk_run_on_an_export_folder_just_works(export_case, tmp_path, capsys):
                  str(tmp_path / "qemu.npz"), "--expect", str(tmp_path / "host.npz")])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "bit-identical" in out and "virtual NPU (not timed)" in out
+    assert "bit-identical" in out and VIRTUAL_NPU_MODELLED in out and VIRTUAL_NPU_TIMING not in out
     for a, b in zip(read_arrays(tmp_path / "qemu.npz"), read_arrays(tmp_path / "host.npz")):
         np.testing.assert_array_equal(a, b)
 

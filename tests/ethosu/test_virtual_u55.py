@@ -80,7 +80,7 @@ def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
     inputs = _inputs(case)
     log = tmp_path / "link.log"
     with host_link(host_build, log) as session:
-        outputs, _ = run_linked(session, program, inputs, iterations=2)
+        outputs, record = run_linked(session, program, inputs, iterations=2)
         npu_run = npu_run_of(session, program)
         npu_cycles = session.stats().npu_cycles  # the driver's PMCCNTR reads, summed
         job_log = virtual_u55_of(session).job_log
@@ -95,6 +95,15 @@ def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
     cycles = [job.cycles for job in job_log]
     assert len(cycles) == npu_run.jobs and all(c for c in cycles)
     assert npu_cycles in (sum(cycles), sum(cycles[len(cycles) // 2 :]))
+    # The run's record: per delegate and inference the job log's mean, the firmware's total
+    # (STATS) backed by the jobs since the LOAD.
+    modelled = record.npu_modelled
+    assert modelled is not None and modelled.agrees and modelled.firmware_total == npu_cycles
+    per_delegate = {d.delegate: d.cycles for d in modelled.delegates}
+    for index in per_delegate:
+        jobs = [job.cycles for job in job_log if job.delegate == index]
+        assert per_delegate[index] == sum(jobs) / 2
+    assert modelled.cycles == sum(per_delegate.values())
     # Link traffic: the command stream and the weights are hashed in place, never read; the
     # only bytes read are the delegates' inputs, once per job.
     text = log.read_text()
