@@ -40,7 +40,7 @@ def scope_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-SWEEP_FRACTION = 0.25  # of a sweep's cases past its first, per CI run
+SWEEP_FRACTION = 0.1  # of a sweep's cases past its first, per CI run
 
 
 def pytest_addoption(parser) -> None:

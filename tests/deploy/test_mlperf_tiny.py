@@ -1,6 +1,8 @@
 """MLPerf Tiny's four models (examples/mlperf_tiny.py, ExecuTorch's own definitions) deploy on
 QEMU at INT8 and INT16 (a16w8): the device equals the host reference, and the quantized
-program meets the fp32 floors. bench/mlperf_tiny.py prints the README's figures."""
+program meets the fp32 floors. A sweep (model x quantization): CI runs its first case and a
+seeded sample of the rest (tests/conftest.py); bench/mlperf_tiny.py deploys all eight and prints
+the README's figures."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from sdk.cli.main import main
 REPO = Path(__file__).resolve().parents[2]
 MODELS = ("DsCnn", "ResNet8", "MobileNetV1", "DeepAutoEncoder")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sweep]
 
 
 @pytest.fixture(scope="module")

@@ -70,3 +70,22 @@ def test_an_overlap_the_workaround_leaves_fails_the_export(quantized_model, tmp_
     with pytest.raises(ExportError, match=r"even with aten\.bmm\.default on the CPU"):
         pipeline.lower(quantized_model("shared_split", "int8"), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_graph_that_needed_the_workaround_is_lowered_once_next_time(
+    quantized_model, tmp_path, monkeypatch
+):
+    """The process remembers a graph Vela miscompiled: its next lowering goes straight to the
+    bmm on the CPU, the same program and workaround; a different graph is not affected."""
+    quantized = quantized_model("shared_split", "int8")
+    first = pipeline.lower(quantized, tmp_path / "a")  # the session may have lowered it already
+    calls = []
+    lower_once = pipeline._lower_once
+    monkeypatch.setattr(pipeline, "_lower_once", lambda *a: calls.append(a[-1]) or lower_once(*a))
+    again = pipeline.lower(quantized, tmp_path / "b")
+    assert len(calls) == 1 and calls[0] == first.report["vela_workarounds"]
+    assert again.program_path.read_bytes() == first.program_path.read_bytes()
+    assert again.report["vela_workarounds"] == first.report["vela_workarounds"]
+    calls.clear()
+    pipeline.lower(quantized_model(TINY_CONV, "int8"), tmp_path / "c")
+    assert calls == [[]]  # no workaround remembered for it
