@@ -1,5 +1,6 @@
-"""`sdk deploy --io int` on QEMU: it passes, its report carries the I/O figures and the
-profile shows fewer quantize/dequantize instructions; a wrong integer output fails it."""
+"""`sdk deploy --io int` on QEMU: it passes, its report carries the I/O figures, its program
+has no quantize/dequantize at its edges (the float program has) and the profile shows fewer
+of their instructions; a wrong integer output fails it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sdk.cli.main import main
 from sdk.deploy.verdict import HOST_MISMATCH, judge_outputs
 from sdk.evaluation.accuracy import Tolerance
 from sdk.program.integer_io import IoQuant, IoSection
+from tests.support.integer_io import check_int_io_program
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,6 +63,8 @@ def test_deploy_int_io_on_qemu(tmp_path, monkeypatch, model, quant):
     )
     assert reports["int"]["outputs"][0]["dtype"] == {"int8": "int8", "int16": "int16"}[quant]
     assert qdq_instructions(reports["int"]) < qdq_instructions(reports["float"])
+    programs = [Path(reports[io]["files"]["program"]) for io in ("float", "int")]
+    check_int_io_program(*programs, quant)
 
 
 def test_io_is_part_of_the_program_key():

@@ -8,24 +8,11 @@ import numpy as np
 import pytest
 
 from sdk.errors import UsageError
-from sdk.program.integer_io import IoQuant, IoSection, check_io
-from sdk.program.pte import load_program
+from sdk.program.integer_io import IoQuant, check_io
+from tests.support.integer_io import check_int_io_program
 
 REPO = Path(__file__).resolve().parents[2]
-
-QDQ = ("quantized_decomposed::quantize_per_tensor", "quantized_decomposed::dequantize_per_tensor")
-
-
-def boundary_qdq(program) -> list[str]:
-    """Quantize/dequantize calls that read a program input or write a program output."""
-    plan = program.plan
-    ins, outs = set(plan.inputs), set(plan.outputs)
-    found = []
-    for _, call in program.kernel_calls():
-        name = plan.operators[call.op_index].name
-        if name in QDQ and (int(call.args[0]) in ins or int(call.args[-1]) in outs):
-            found.append(name)
-    return found
+TINY_CONV = str(REPO / "tests" / "ethosu" / "models" / "conv.py")
 
 
 def test_quantize_dequantize_round_trip():
@@ -43,35 +30,11 @@ def test_bad_io_mode_is_one_line():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("model", "quant", "dtype"),
-    [
-        ("examples/yolo_attention.py", "int8", "int8"),
-        ("examples/shared_split.py", "int16", "int16"),
-    ],
-)
-def test_int_io_program_has_no_boundary_qdq(tmp_path, model, quant, dtype):
+def test_export_model_io_int_on_a_tiny_conv(tmp_path):
+    """The Python API's io="int" (sdk deploy's checks of the YOLO and INT16 programs run on
+    the deploys' own programs: tests/deploy/test_integer_io.py)."""
     from sdk.export.pipeline import export_model
-    from sdk.targets.host import run_host
-    from sdk.utils.npz import read_arrays
 
-    floats = export_model(str(REPO / model), tmp_path / "float", quant=quant)
-    ints = export_model(str(REPO / model), tmp_path / "int", quant=quant, io="int")
-    assert boundary_qdq(load_program(floats.program_path))  # the float program has them
-    program = load_program(ints.program_path)
-    assert boundary_qdq(program) == []
-    assert ints.report["boundary_audit"]["ok"]
-    io = IoSection.from_json(ints.report["io"])
-    assert io.mode == "int" and floats.report["io"]["mode"] == "float"
-    for q, t in zip([*io.inputs, *io.outputs], [*program.inputs(), *program.outputs()]):
-        assert q is not None and q.dtype == dtype and q.scale > 0
-        assert t.dtype == {"int8": "Char", "int16": "Short"}[dtype]
-    # the host reference runs it: its dequantized outputs are the float program's
-    x = read_arrays(ints.outdir / "example_inputs.npz")
-    assert [a.dtype for a in x] == [np.dtype(dtype)] * len(x)
-    got = io.dequantize_outputs(run_host(program, x))
-    want = run_host(
-        load_program(floats.program_path), read_arrays(floats.outdir / "example_inputs.npz")
-    )
-    for g, w in zip(got, want):
-        assert np.abs(g - w).max() <= 1.01 * max(q.scale for q in io.outputs)
+    floats = export_model(TINY_CONV, tmp_path / "float", quant="int8")
+    ints = export_model(TINY_CONV, tmp_path / "int", quant="int8", io="int")
+    check_int_io_program(floats.program_path, ints.program_path, "int8")
