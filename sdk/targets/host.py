@@ -23,6 +23,7 @@ from executorch.exir.schema import Bool
 from sdk.errors import BoundaryError, ProgramError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
+from sdk.program.layout import program_inputs, program_outputs
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import find_tosa
 from sdk.reference.executor import (
@@ -173,7 +174,9 @@ class HostRunner:
         self.npu_traces = []
         env: dict[int, np.ndarray] = {}
         self.places = {}
-        self._written(env, [int(v) for v in self.program.plan.inputs], inputs)
+        # The values hold the program's bytes: an input in its dim order (sdk.program.layout).
+        stored = program_inputs(self.program, inputs)
+        self._written(env, [int(v) for v in self.program.plan.inputs], stored)
         step_at = {step.instructions[0]: k for k, step in enumerate(self.steps)}
         k = 0
         while k < len(self.steps):
@@ -187,7 +190,8 @@ class HostRunner:
                 call = self.instructions[step.instructions[0]].instr_args
                 if not self._condition(env, int(call.cond_value_index)):
                     k = step_at.get(int(call.destination_instruction), len(self.steps))
-        return [self._read(env, int(v)) for v in self.program.plan.outputs]
+        outputs = [self._read(env, int(v)) for v in self.program.plan.outputs]
+        return program_outputs(self.program, outputs)
 
 
 def host_runner(

@@ -17,6 +17,7 @@ from sdk.ethosu.device import VirtualU55
 from sdk.link.protocol import Info
 from sdk.link.record import FirmwareRecord, check_record
 from sdk.link.session import LinkSession
+from sdk.program.layout import program_inputs, program_outputs
 from sdk.program.pte import LoadedProgram
 from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import NpuRun
@@ -81,7 +82,7 @@ def run_linked(
         session.npu_device = model
     record = session.run_program(
         program.data,
-        inputs,
+        program_inputs(program, inputs),  # the bytes in the program's dim order
         [int(t.scalar_type) for t in program.inputs()],
         len(program.outputs()),
         iterations=iterations,
@@ -90,7 +91,9 @@ def run_linked(
     if record.result is not None and not record.result.ok and model.fault:
         reason = f"{record.result.reason}; the host's virtual U55: {model.fault}"
         record.result = dataclasses.replace(record.result, reason=reason)
-    arrays = check_record(record, session.log.path, expected=program.outputs())
+    arrays = program_outputs(
+        program, check_record(record, session.log.path, expected=program.outputs())
+    )
     if program.plan.delegates and not record.result.virtual_npu_ticks:
         stats = session.stats()  # a real NPU ran the delegates: its PMU counted the cycles
         if stats.npu_counters:
