@@ -23,7 +23,7 @@ from executorch.exir.schema import Bool
 from sdk.errors import BoundaryError, ProgramError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
-from sdk.program.layout import program_inputs, program_outputs
+from sdk.program.layout import program_inputs, program_outputs, to_memory_order
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import find_tosa
 from sdk.reference.executor import (
@@ -118,9 +118,23 @@ class HostRunner:
         # order="C", not ascontiguousarray: that makes a 0-d value (a delegate's scalar) 1-d,
         # and ExecuTorch refuses to change an input's rank.
         feeds = [np.asarray(self._read(env, v), order="C") for v in segment.inputs]
-        results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
+        # The env holds the program's bytes; ExecuTorch's runtime takes and gives tensors whose
+        # strides say their dim order (sdk.program.layout).
+        tensors = [
+            torch.from_numpy(f.reshape([f.shape[d] for d in order])).permute(*np.argsort(order))
+            if f.ndim
+            else torch.from_numpy(f)
+            for f, order in zip(feeds, self._orders(segment.inputs))
+        ]
+        results = [
+            to_memory_order(r.numpy(), order).copy()
+            for r, order in zip(method.execute(tensors), self._orders(segment.outputs))
+        ]
         self._written(env, segment.outputs, results)
         self.segment_runs.append(SegmentRun(segment, feeds, results))
+
+    def _orders(self, values) -> list[tuple[int, ...]]:
+        return [self.program.tensor(v).dim_order for v in values]
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
         call = self.instructions[step.instructions[0]].instr_args
