@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"  WARNING: {missing} (`sdk run --target host` runs it; `sdk build` refuses it)")
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
+    if report["io"]["input_layout"] != "as-model":
+        print(f"  4-D inputs {report['io']['input_layout']}: the program takes them NHWC")
     for side in ("inputs", "outputs"):
         for entry in report["io"][side]:
             if entry is not None:
