@@ -492,7 +492,8 @@ TEST(channels_last_tensor_loads_with_its_order) {
   p.set_inputs({a});
   p.set_outputs({a});
   p.set_buffer_sizes({0, 64});
-  rt::Result<rt::Method> method = load_method(p.finish(), g_memory.method_memory());
+  Bytes bytes = p.finish();  // the method reads the program in place
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
   CHECK_OK(method);
   const rt::Tensor& t = *method.get().input(0)->u.t;
   CHECK(t.dim_order[1] == 2 && t.dim_order[2] == 3 && t.dim_order[3] == 1);
