@@ -5,11 +5,11 @@ A candidate is a memory configuration (one of the board's npu_memories modes, or
 default, whose figures are the board's Shared_Sram ones), Vela's `--optimise`, the program's
 I/O (float or integer), for a model with 4-D inputs their layout (as the model takes them, or
 channels-last: no input transpose on the NPU; sdk.program.layout) and, for a program whose arena
-spills out of the board's npu_arena,
-`--arena-cache-size` set to that slot. Each candidate is an ordinary deploy (cached per
-configuration: its Vela flags are in the program's key), so its outputs meet the deploy's own
-verdict, on QEMU's virtual U55 (`qemu`) or on the host's functional U55 running the same
-command stream bit-exactly (`host`, for models whose QEMU runs are too long to have one each).
+spills out of the board's npu_arena, `--arena-cache-size` set to that slot. Each candidate is
+an ordinary deploy (cached per configuration: its Vela flags and layout are in the program's
+key), so its outputs meet the deploy's own verdict, on QEMU's virtual U55 (`qemu`) or on the
+host's functional U55 running the same command stream bit-exactly (`host`, for models whose
+QEMU runs are too long to have one each).
 Its NPU time is the cycle model of its compiled command stream (sdk.ethosu.cycles), its CPU
 time QEMU's instruction count; docs/tuning.md.
 """
@@ -240,8 +240,7 @@ def evaluate(
         report = deploy(
             model, board=board, target=check, io=candidate.io, npu_memory=candidate.memory,
             vela_args=candidate.vela_args(), input_layout=candidate.input_layout, outdir=folder,
-            cache=cache,
-            npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
+            cache=cache, npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
         )  # fmt: skip
     except ResourceError as exc:
         trial.fits, trial.failure = False, exc.message
