@@ -44,6 +44,67 @@ const char* overload_of(const fb::Operator& op) {
 // "." between name and overload, or nothing when the overload is empty ("test::op").
 const char* overload_dot(const fb::Operator& op) { return overload_of(op)[0] == '\0' ? "" : "."; }
 
+// Kernels whose every output element comes from the input elements at the same place: they
+// compute right on tensors in any dim order, so long as all of them lie in the same one.
+const char* const kAnyOrderKernels[] = {
+    "quantized_decomposed::quantize_per_tensor.out",
+    "quantized_decomposed::dequantize_per_tensor.out",
+};
+
+bool row_major(const Tensor& t) {
+  for (uint8_t d = 0; d < t.dim; ++d) {
+    if (t.dim_order[d] != d) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool same_order(const Tensor& a, const Tensor& b) {
+  return a.dim == b.dim && memcmp(a.dim_order, b.dim_order, a.dim) == 0;
+}
+
+// The CPU kernels index their tensors row-major: a kernel call given a tensor in another dim
+// order (a channels-last program input) would compute on misplaced elements, so it is refused
+// at load, unless the kernel is one of kAnyOrderKernels and all its tensors share the order.
+Error check_kernel_order(const fb::Operator& op, Value* const* args, size_t nargs, size_t pc) {
+  const Tensor* first = nullptr;
+  const Tensor* reordered = nullptr;
+  bool mixed = false;
+  for (size_t k = 0; k < nargs; ++k) {
+    const Value& arg = *args[k];
+    ArrayRef<Tensor*> tensors{nullptr, 0};
+    Tensor* one = arg.tag == Tag::Tensor ? arg.u.t : nullptr;
+    if (one != nullptr) {
+      tensors = ArrayRef<Tensor*>{&one, 1};
+    } else if (arg.tag == Tag::TensorList || arg.tag == Tag::OptionalTensorList) {
+      tensors = arg.u.tensor_list;
+    }
+    for (size_t i = 0; i < tensors.size; ++i) {
+      const Tensor* t = tensors[i];
+      if (t == nullptr) {
+        continue;
+      }
+      first = first == nullptr ? t : first;
+      mixed = mixed || !same_order(*first, *t);
+      reordered = reordered == nullptr && !row_major(*t) ? t : reordered;
+    }
+  }
+  if (reordered == nullptr) {
+    return Error::Ok;
+  }
+  bool any_order = false;
+  for (const char* name : kAnyOrderKernels) {
+    any_order = any_order || operator_matches(name, op);
+  }
+  RT_CHECK(any_order && !mixed, Error::NotSupported,
+           "instruction %lu: %s%s%s takes a tensor in a non-row-major dim order (channels-last), "
+           "which its kernel would read row-major", ul(pc), op.name()->c_str(), overload_dot(op),
+           overload_of(op));
+  return Error::Ok;
+}
+
+
 // Everything load() resolves before it allocates, so that a missing kernel or
 // backend is reported as such, whatever the arena sizes.
 struct Resolution {
@@ -426,6 +487,10 @@ Error MethodLoader::build_steps(const Resolution& r, Method& m, Arena& arena) {
     step.nargs = static_cast<uint32_t>(nargs);
     for (size_t k = 0; k < nargs; ++k) {
       arg_slots[k] = &m.values_[args->Get(static_cast<uoffset_t>(k))];  // checked in resolve()
+    }
+    if (step.kind == StepKind::Kernel) {
+      const fb::Operator& op = *r.plan->operators()->Get(static_cast<uoffset_t>(step.a));
+      RT_TRY(check_kernel_order(op, step.args, nargs, pc));
     }
     arg_slots += nargs;
   }

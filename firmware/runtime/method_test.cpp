@@ -411,8 +411,8 @@ TEST(unsupported_tensors_are_refused_with_reasons) {
   const Case cases[] = {
       {[](ProgramBuilder::TensorSpec& t) { t.dynamism = 1; }, rt::Error::NotSupported,
        "dynamic shapes"},
-      {[](ProgramBuilder::TensorSpec& t) { t.dim_order = {1, 0}; }, rt::Error::NotSupported,
-       "dim order"},
+      {[](ProgramBuilder::TensorSpec& t) { t.dim_order = {1, 1}; }, rt::Error::InvalidProgram,
+       "dim order is not a permutation"},
       {[](ProgramBuilder::TensorSpec& t) { t.dim_order = {0}; }, rt::Error::InvalidProgram,
        "dim order has 1 entries"},
       {[](ProgramBuilder::TensorSpec& t) { t.raw_dtype = 9; }, rt::Error::NotSupported,
@@ -461,6 +461,60 @@ TEST(unsupported_tensors_are_refused_with_reasons) {
       test::record_failure(__FILE__, __LINE__, what);
     }
   }
+}
+
+// A [1, 2, 2, 3] tensor laid out channels-last (dim order 0, 2, 3, 1), as a program exported
+// from NHWC inputs takes it; `twin_order` gives the second tensor's.
+ProgramBuilder reordered_program(const char* op, const char* overload,
+                                 std::vector<uint8_t> twin_order) {
+  ProgramBuilder p;
+  ProgramBuilder::TensorSpec nhwc;
+  nhwc.sizes = {1, 2, 2, 3};
+  nhwc.dim_order = {0, 2, 3, 1};
+  int a = p.tensor(nhwc);
+  ProgramBuilder::TensorSpec twin = nhwc;
+  twin.offset = 64;
+  twin.dim_order = std::move(twin_order);
+  int out = p.tensor(twin);
+  p.kernel_call(p.op(op, overload), {a, out});
+  p.set_inputs({a});
+  p.set_outputs({out});
+  p.set_buffer_sizes({0, 128});
+  return p;
+}
+
+TEST(channels_last_tensor_loads_with_its_order) {
+  ProgramBuilder p;
+  ProgramBuilder::TensorSpec nhwc;
+  nhwc.sizes = {1, 2, 2, 3};
+  nhwc.dim_order = {0, 2, 3, 1};
+  int a = p.tensor(nhwc);
+  p.set_inputs({a});
+  p.set_outputs({a});
+  p.set_buffer_sizes({0, 64});
+  Bytes bytes = p.finish();  // the method reads the program in place
+  rt::Result<rt::Method> method = load_method(bytes, g_memory.method_memory());
+  CHECK_OK(method);
+  const rt::Tensor& t = *method.get().input(0)->u.t;
+  CHECK(t.dim_order[1] == 2 && t.dim_order[2] == 3 && t.dim_order[3] == 1);
+  CHECK_EQ(t.sizes[1], 2);  // sizes stay the logical (NCHW) ones
+}
+
+TEST(kernel_reading_a_channels_last_tensor_row_major_is_refused) {
+  Bytes bytes = reordered_program("aten::add", "out", {0, 2, 3, 1}).finish();
+  CHECK_ERROR(load_method(bytes, g_memory.method_memory()), NotSupported);
+  CHECK_REASON("instruction 0: aten::add.out takes a tensor in a non-row-major dim order");
+}
+
+TEST(elementwise_kernel_takes_tensors_in_one_dim_order) {
+  const char* quantize = "quantized_decomposed::quantize_per_tensor";
+  CHECK_OK(load_method(reordered_program(quantize, "out", {0, 2, 3, 1}).finish(),
+                       g_memory.method_memory()));
+  // Its output row-major while its input is channels-last: elements would move.
+  CHECK_ERROR(load_method(reordered_program(quantize, "out", {}).finish(),
+                          g_memory.method_memory()),
+              NotSupported);
+  CHECK_REASON("quantize_per_tensor.out takes a tensor in a non-row-major dim order");
 }
 
 TEST(constant_tensor_reads_inline_constant_buffer) {

@@ -38,9 +38,13 @@ Error tensor_shape(const fb::Tensor& t, Tensor* out) {
   size_t order_size = vector_size(t.dim_order());
   RT_CHECK(order_size == 0 || order_size == dim, Error::InvalidProgram,
            "dim order has %lu entries for %lu dimensions", ul(order_size), ul(dim));
-  for (size_t d = 0; d < order_size; ++d) {
-    RT_CHECK(t.dim_order()->Get(static_cast<uoffset_t>(d)) == d, Error::NotSupported,
-             "non-default dim order (channels-last?) not supported");
+  bool seen[kMaxDims] = {};
+  for (size_t d = 0; d < dim; ++d) {
+    size_t axis = order_size == 0 ? d : t.dim_order()->Get(static_cast<uoffset_t>(d));
+    RT_CHECK(axis < dim && !seen[axis], Error::InvalidProgram,
+             "dim order is not a permutation of the %lu dimensions", ul(dim));
+    seen[axis] = true;
+    out->dim_order[d] = static_cast<uint8_t>(axis);
   }
   // numel * esize wraps a 32-bit size_t already at 2^30 Float elements: a tensor whose byte
   // count wrapped to 0 would pass every bounds check and let a kernel write gigabytes.

@@ -7,10 +7,16 @@ import sys
 from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
-from sdk.cli.quant_args import add_io_argument, add_quant_arguments, quant_options
+from sdk.cli.quant_args import (
+    add_input_layout_argument,
+    add_io_argument,
+    add_quant_arguments,
+    quant_options,
+)
 from sdk.evaluation.accuracy import Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.link.transport import DEFAULT_BAUD
+from sdk.program.layout import AS_MODEL
 
 
 def add_parser(subparsers) -> None:
@@ -51,6 +57,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     add_quant_arguments(p)
     add_io_argument(p)
+    add_input_layout_argument(p)
     p.add_argument(
         "--cpu-op", action="append", default=[], metavar="OP",
         help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
@@ -240,10 +247,12 @@ def _deploy(args: argparse.Namespace, steps):
     if args.optimize is not None:
         check_goal(args.optimize)
         check_where(args.tune_check)
-        if args.npu_memory or args.vela_arg or args.io != "float":
+        if args.npu_memory or args.vela_arg or args.io != "float" or args.input_layout != AS_MODEL:
             from sdk.errors import UsageError
 
-            raise UsageError("--optimize chooses --npu-memory, --vela-arg and --io itself")
+            raise UsageError(
+                "--optimize chooses --npu-memory, --vela-arg, --io and --input-layout itself"
+            )
         outdir = args.outdir or Path("out") / "deploy" / ModelSpec.parse(args.model).stem
         return tune_and_deploy(
             args.model, goal=args.optimize, board=load_board(args.board),
@@ -253,5 +262,5 @@ def _deploy(args: argparse.Namespace, steps):
     return deploy(
         args.model, board=args.board, target=args.target, io=args.io, outdir=args.outdir,
         cache=cache, steps=steps, npu_executor=args.npu_executor, npu_memory=args.npu_memory,
-        vela_args=args.vela_arg, **common,
+        vela_args=args.vela_arg, input_layout=args.input_layout, **common,
     )  # fmt: skip

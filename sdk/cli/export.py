@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sdk.cli.quant_args import add_io_argument, add_quant_arguments, quant_options
+from sdk.cli.quant_args import (
+    add_input_layout_argument,
+    add_io_argument,
+    add_quant_arguments,
+    quant_options,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -26,6 +31,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     add_quant_arguments(p)
     add_io_argument(p)
+    add_input_layout_argument(p)
     p.add_argument(
         "--cpu-op",
         action="append",
@@ -93,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         etrecord=args.etrecord,
         io=args.io,
         memories=memory.spec,
+        input_layout=args.input_layout,
     )
     report = result.report
     audit = report["boundary_audit"]
@@ -106,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"  WARNING: {missing} (`sdk run --target host` runs it; `sdk build` refuses it)")
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
+    if report["io"]["input_layout"] != "as-model":
+        print(f"  4-D inputs {report['io']['input_layout']}: the program takes them NHWC")
     for side in ("inputs", "outputs"):
         for entry in report["io"][side]:
             if entry is not None:

@@ -6,6 +6,7 @@ import argparse
 
 from sdk.export.quant_options import OPTIONS, QuantOptions
 from sdk.program.integer_io import IO_MODES
+from sdk.program.layout import INPUT_LAYOUTS
 
 
 def add_quant_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +33,18 @@ def add_io_argument(p: argparse.ArgumentParser) -> None:
         help="float (default): the program quantizes its inputs and dequantizes its outputs on "
         "the CPU; int: it takes and returns the quantized integers (int8, int16 with --quant "
         "int16), their scale and zero-point in report.json's `io` (docs/integer-io.md)",
+    )
+
+
+def add_input_layout_argument(p: argparse.ArgumentParser) -> None:
+    """--input-layout: how the program takes a 4-D input (export and deploy say it the same)."""
+    p.add_argument(
+        "--input-layout",
+        default=INPUT_LAYOUTS[0],
+        metavar="|".join(INPUT_LAYOUTS),
+        help="as-model (default): the program takes 4-D inputs as the model does (NCHW); "
+        "channels-last: in NHWC, as a camera gives an image, so the NPU needs no input "
+        "transpose (inputs files stay NCHW: the SDK reorders them; docs/tuning.md)",
     )
 
 

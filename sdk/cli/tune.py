@@ -10,6 +10,7 @@ from pathlib import Path
 def add_parser(subparsers) -> None:
     from sdk.deploy.tune import CHECKS, GOALS, IOS, VELA_OPTIMISE
     from sdk.firmware.boards import DEFAULT_BOARD
+    from sdk.program.layout import INPUT_LAYOUTS
 
     p = subparsers.add_parser(
         "tune",
@@ -38,6 +39,9 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--io", action="append", metavar="IO",
                    help=f"only this I/O ({', '.join(IOS)}; repeatable)")  # fmt: skip
+    p.add_argument("--input-layout", action="append", metavar="LAYOUT",
+                   help=f"only this input layout ({', '.join(INPUT_LAYOUTS)}; repeatable; "
+                   "default both for a model with a 4-D input)")  # fmt: skip
     p.add_argument("--npu", help="NPU configuration (default: the board's)")
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is a hang")
@@ -50,7 +54,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sdk.cache import Cache
-    from sdk.deploy.tune import candidates, check_goal, render_table, tune
+    from sdk.deploy.tune import candidates, check_goal, model_layouts, render_table, tune
     from sdk.errors import MismatchError
     from sdk.export.model_loader import ModelSpec
     from sdk.firmware.boards import load_board
@@ -62,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     tuning = tune(
         args.model, goal=args.optimize, board=board, check=args.check, outdir=outdir,
         cache=Cache(enabled=not args.no_cache),
-        tried=candidates(board, args.npu_memory, args.optimise, args.io),
+        tried=candidates(
+            board, args.npu_memory, args.optimise, args.io,
+            model_layouts(args.model, args.input_layout),
+        ),
         npu=args.npu, quant=args.quant, timeout_s=args.timeout,
     )  # fmt: skip
     data = tuning.to_json()

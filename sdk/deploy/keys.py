@@ -26,6 +26,7 @@ from sdk.errors import StorageError
 from sdk.ethosu.memories import EXECUTORCH_DEFAULT, VelaMemory
 from sdk.export.model_loader import ModelSpec
 from sdk.firmware.boards import Board
+from sdk.program.layout import AS_MODEL
 from sdk.utils.files import write_atomically
 
 # The kinds of cache entry a deploy writes (folders under the cache root).
@@ -207,9 +208,11 @@ def program_key_parts(
     quantization: dict | None = None,
     io: str = "float",
     vela: dict | None = None,
+    input_layout: str = AS_MODEL,
 ) -> dict:
     """`quantization`: QuantOptions.to_json() (None: the defaults); `io`: --io; `vela`: the
-    Vela configuration (VelaMemory.key() and the extra flags; None: ExecuTorch's default)."""
+    Vela configuration (VelaMemory.key() and the extra flags; None: ExecuTorch's default);
+    `input_layout`: --input-layout."""
     from sdk.export.quant_options import QuantOptions
 
     return {
@@ -221,6 +224,7 @@ def program_key_parts(
         "npu": npu,
         "quant": quant,
         "io": io,
+        "input_layout": input_layout,
         "vela": vela or vela_key(VelaMemory(EXECUTORCH_DEFAULT), []),
         "cpu_ops": sorted(cpu_ops),
         "quantization": quantization or QuantOptions().to_json(),

@@ -58,6 +58,7 @@ from sdk.export.model_loader import ModelSpec
 from sdk.export.quant_options import QuantOptions
 from sdk.firmware.boards import DEFAULT_BOARD, Board, load_board
 from sdk.program.integer_io import IoSection, check_io
+from sdk.program.layout import AS_MODEL, check_input_layout
 from sdk.program.pte import load_program
 from sdk.reference.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import RunOptions, Target
@@ -168,6 +169,7 @@ def deploy(
     dataset_thresholds: Thresholds | None = None,
     npu_memory: str | None = None,
     vela_args: list[str] | None = None,
+    input_layout: str = AS_MODEL,
     **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
@@ -194,6 +196,10 @@ def deploy(
     the board's default, else ExecuTorch's default configuration, `executorch`); `vela_args`:
     extra Vela flags (e.g. --optimise=Size). Both are in the program's cache key.
 
+    `input_layout="channels-last"`: the program takes its 4-D inputs channels-last (NHWC), so
+    the NPU needs no input transpose (sdk.program.layout); the user's inputs stay NCHW, and the
+    firmware and the host reference are handed them in the program's dim order.
+
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
     from sdk.ethosu.cycles import program_memory_systems
@@ -209,6 +215,7 @@ def deploy(
     npu_config = NpuConfig.parse(spec.npu_config(npu))
     quant_mode = QuantMode.parse(quant)
     check_io(io)
+    check_input_layout(input_layout)
     quant_options = quant_options or QuantOptions()
     model_spec = ModelSpec.parse(model)
     if not model_spec.path.is_file():
@@ -240,6 +247,7 @@ def deploy(
             quant_options.to_json(),
             io,
             vela_key(memory, vela_args),
+            input_layout,
         )
         if dataset is not None:
             if not Path(dataset).is_file():
@@ -258,6 +266,7 @@ def deploy(
             io,
             memories=memory.spec,
             vela_args=vela_args,
+            input_layout=input_layout,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:

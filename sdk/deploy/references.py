@@ -15,6 +15,7 @@ from sdk.evaluation.accuracy import REFERENCES
 from sdk.evaluation.dataset import read_dataset
 from sdk.export.model_loader import ModelSpec, output_tensors
 from sdk.export.quant_options import QuantOptions
+from sdk.program.layout import AS_MODEL
 from sdk.program.pte import LoadedProgram
 from sdk.utils.npz import read_arrays, write_arrays
 
@@ -30,13 +31,14 @@ def export_into(
     folder: Path, model: ModelSpec, inputs_file: Path | None, npu: NpuConfig, quant: QuantMode,
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
     dataset: Path | None = None, io: str = "float", *, memories: tuple[str, str] | None = None,
-    vela_args: list[str] | None = None,
+    vela_args: list[str] | None = None, input_layout: str = AS_MODEL,
 ) -> None:  # fmt: skip
     """A program entry: the export, the inputs, and both PyTorch models' outputs on them (and
     on every sample of `dataset`, with a copy of it). A failed lowering's Vela log goes into
     `failure_logs` (the entry is removed on failure). The inputs are kept as the user gave
     them (float): with `io="int"` the deploy quantizes them with the program's figures.
-    `memories`, `vela_args`: the Vela configuration (sdk.export.pipeline.quantize's)."""
+    `memories`, `vela_args`: the Vela configuration, `input_layout` the program's (both
+    sdk.export.pipeline.quantize's)."""
     import torch
 
     from sdk.export.model_loader import load_model
@@ -55,8 +57,9 @@ def export_into(
         tensors = example
     samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
     quantized = quantize(
-        loaded, npu, quant, vela_args=vela_args, options=options, memories=memories
-    )
+        loaded, npu, quant, vela_args=vela_args, options=options, memories=memories,
+        input_layout=input_layout,
+    )  # fmt: skip
     lower(
         quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs,
         etrecord=True, io=io,

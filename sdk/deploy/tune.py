@@ -3,11 +3,13 @@ allows, check each one's outputs, keep the fastest (or smallest) that passes and
 
 A candidate is a memory configuration (one of the board's npu_memories modes, or ExecuTorch's
 default, whose figures are the board's Shared_Sram ones), Vela's `--optimise`, the program's
-I/O (float or integer) and, for a program whose arena spills out of the board's npu_arena,
-`--arena-cache-size` set to that slot. Each candidate is an ordinary deploy (cached per
-configuration: its Vela flags are in the program's key), so its outputs meet the deploy's own
-verdict, on QEMU's virtual U55 (`qemu`) or on the host's functional U55 running the same
-command stream bit-exactly (`host`, for models whose QEMU runs are too long to have one each).
+I/O (float or integer), for a model with 4-D inputs their layout (as the model takes them, or
+channels-last: no input transpose on the NPU; sdk.program.layout) and, for a program whose arena
+spills out of the board's npu_arena, `--arena-cache-size` set to that slot. Each candidate is
+an ordinary deploy (cached per configuration: its Vela flags and layout are in the program's
+key), so its outputs meet the deploy's own verdict, on QEMU's virtual U55 (`qemu`) or on the
+host's functional U55 running the same command stream bit-exactly (`host`, for models whose
+QEMU runs are too long to have one each).
 Its NPU time is the cycle model of its compiled command stream (sdk.ethosu.cycles), its CPU
 time QEMU's instruction count; docs/tuning.md.
 """
@@ -22,6 +24,7 @@ from sdk.cache import Cache
 from sdk.errors import MismatchError, ResourceError, SdkError, UsageError
 from sdk.ethosu.memories import EXECUTORCH_DEFAULT
 from sdk.firmware.boards import Board
+from sdk.program.layout import AS_MODEL, CHANNELS_LAST, INPUT_LAYOUTS, reorderable
 
 if TYPE_CHECKING:  # the deploy pipeline imports the targets: only when a deploy runs
     from sdk.deploy.report import DeployReport
@@ -57,11 +60,13 @@ class Candidate:
     optimise: str = "Performance"
     io: str = "float"
     arena_cache_size: int | None = None
+    input_layout: str = AS_MODEL
 
     @property
     def name(self) -> str:
+        layout = f" in={self.input_layout}" if self.input_layout != AS_MODEL else ""
         cache = f" cache={self.arena_cache_size}" if self.arena_cache_size is not None else ""
-        return f"{self.memory} {self.optimise} io={self.io}{cache}"
+        return f"{self.memory} {self.optimise} io={self.io}{layout}{cache}"
 
     @property
     def slug(self) -> str:
@@ -79,6 +84,7 @@ class Candidate:
             "memory": self.memory,
             "optimise": self.optimise,
             "io": self.io,
+            "input_layout": self.input_layout,
             "arena_cache_size": self.arena_cache_size,
             "vela_args": self.vela_args(),
         }
@@ -94,21 +100,37 @@ def candidates(
     memories: list[str] | None = None,
     optimises: list[str] | None = None,
     ios: list[str] | None = None,
+    layouts: list[str] | None = None,
 ) -> list[Candidate]:
-    """Every combination of the given axes (default: all the board allows), in that order."""
+    """Every combination of the given axes (default: all the board allows; the input layout as
+    the model has it: `model_layouts` gives the ones a model can take), in that order."""
     legal = memory_modes(board)
     for name, given, known in (
         ("memory", memories, legal), ("optimise", optimises, VELA_OPTIMISE), ("io", ios, IOS),
+        ("input layout", layouts, INPUT_LAYOUTS),
     ):  # fmt: skip
         bad = [g for g in given or () if g not in known]
         if bad:
             raise UsageError(f"tune: unknown {name} {bad[0]!r}; known: {', '.join(known)}")
     return [
-        Candidate(m, o, i)
+        Candidate(m, o, i, input_layout=layout)
         for m in memories or legal
         for o in optimises or VELA_OPTIMISE
         for i in ios or IOS
+        for layout in layouts or [AS_MODEL]
     ]
+
+
+def model_layouts(model: str, given: list[str] | None = None) -> list[str]:
+    """The input layouts to try for MODEL: channels-last too when it takes a 4-D input (the
+    only rank that has one); `given` (--input-layout) is checked against that."""
+    from sdk.export.model_loader import load_model
+
+    four_d = any(reorderable(tuple(t.shape)) for t in load_model(model).example_inputs)
+    legal = list(INPUT_LAYOUTS) if four_d else [AS_MODEL]
+    if given and CHANNELS_LAST in given and not four_d:
+        raise UsageError(f"tune: {model} takes no 4-D input: no {CHANNELS_LAST} layout to try")
+    return list(given) if given else legal
 
 
 @dataclass
@@ -214,8 +236,8 @@ def evaluate(
     try:
         report = deploy(
             model, board=board, target=check, io=candidate.io, npu_memory=candidate.memory,
-            vela_args=candidate.vela_args(), outdir=folder, cache=cache,
-            npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
+            vela_args=candidate.vela_args(), input_layout=candidate.input_layout, outdir=folder,
+            cache=cache, npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
         )  # fmt: skip
     except ResourceError as exc:
         trial.fits, trial.failure = False, exc.message
@@ -278,7 +300,7 @@ def tune(
     check_goal(goal)
     check_where(check)
     cache = cache or Cache()
-    todo = list(tried) if tried is not None else candidates(board)
+    todo = list(tried) if tried is not None else candidates(board, layouts=model_layouts(model))
     fast = board.slots.get("npu_arena")
     trials: list[Trial] = []
     while todo:
@@ -311,7 +333,8 @@ def tune_and_deploy(
     c = chosen.candidate
     report = deploy(
         model, board=board, target=target, io=c.io, npu_memory=c.memory,
-        vela_args=c.vela_args(), outdir=outdir, cache=cache, steps=steps, **deploy_args,
+        vela_args=c.vela_args(), input_layout=c.input_layout, outdir=outdir, cache=cache,
+        steps=steps, **deploy_args,
     )  # fmt: skip
     tuning.final = {"target": report.target, "passed": report.passed, "failure": report.failure}
     report.tuning = tuning.to_json()

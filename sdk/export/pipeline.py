@@ -21,7 +21,7 @@ import logging
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.program.audit import audit_program, npu_output_overlaps
 from sdk.program.integer_io import check_io
+from sdk.program.layout import AS_MODEL, check_input_layout, laid_out
 from sdk.program.pte import load_program
 from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
 from sdk.utils.npz import write_arrays
@@ -76,6 +77,7 @@ class QuantizedModel:
     # (Vela ini, section) of the board's NPU memories (sdk.ethosu.memories.VelaMemory.spec);
     # None: ExecuTorch's default Vela configuration.
     memories: tuple[str, str] | None = None
+    input_layout: str = AS_MODEL  # the program's 4-D inputs channels-last or not (--input-layout)
 
     @property
     def quantization(self) -> dict:
@@ -141,18 +143,26 @@ def quantize(
     vela_args: list[str] | None = None,
     options: QuantOptions | None = None,
     memories: tuple[str, str] | None = None,
+    input_layout: str = AS_MODEL,
 ) -> QuantizedModel:
     """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8), with
     `options`' weight, I/O and per-module settings (sdk.export.quant_options). `vela_args` and
-    `memories` (compile_spec's) are kept for the lowering."""
+    `memories` (compile_spec's) are kept for the lowering. `input_layout` channels-last: the
+    model is exported from channels-last 4-D inputs, so the program takes them so (dim order
+    0, 2, 3, 1) and the NPU needs no transpose at its inputs (sdk.program.layout)."""
     from executorch.backends.arm.quantizer import EthosUQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     spec = compile_spec(npu, vela_args, memories)
     options = options or QuantOptions()
-    samples = calibration or loaded.calibration or [loaded.example_inputs]
+    check_input_layout(input_layout)
+    samples = [
+        tuple(laid_out(t, input_layout) for t in sample)
+        for sample in calibration or loaded.calibration or [loaded.example_inputs]
+    ]
+    example = tuple(laid_out(t, input_layout) for t in loaded.example_inputs)
     try:
-        fp32_exported = torch.export.export(loaded.module, loaded.example_inputs)
+        fp32_exported = torch.export.export(loaded.module, example)
         graph = fp32_exported.module(check_guards=False)
         rewrite_float_graph(graph)
         nested = _nested_cond(graph)
@@ -175,14 +185,14 @@ def quantize(
                         raise
                     raise named from exc
         converted = convert_pt2e(prepared)
-        exported = torch.export.export(converted, loaded.example_inputs)
+        exported = torch.export.export(converted, example)
     except SdkError:
         raise
     except Exception as exc:
         raise ExportError(f"{loaded.name}: export/quantization failed: {one_line(exc)}") from exc
     return QuantizedModel(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
-        matched, memories,
+        matched, memories, input_layout,
     )  # fmt: skip
 
 
@@ -472,7 +482,7 @@ def _lower_once(
                     ),
                 )
                 keep_long_indices(edge.exported_program().graph_module)
-                io_section = integer_io(edge, io)
+                io_section = replace(integer_io(edge, io), input_layout=quantized.input_layout)
                 lowered = _lowered_modules(edge)
                 if forced is not None:
                     forced.check_matches(
@@ -606,16 +616,21 @@ def export_model(
     etrecord: bool = False,
     io: str = "float",
     memories: tuple[str, str] | None = None,
+    input_layout: str = AS_MODEL,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
     and write OUTDIR (`io="int"`: a program with integer inputs and outputs, see `lower`;
-    `memories`: the board's Vela ini and section, sdk.ethosu.memories.VelaMemory.spec)."""
+    `memories`: the board's Vela ini and section, sdk.ethosu.memories.VelaMemory.spec;
+    `input_layout`: see `quantize`)."""
     check_io(io)
+    check_input_layout(input_layout)
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
     quant = quant if isinstance(quant, QuantMode) else QuantMode.parse(quant)
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
-    quantized = quantize(loaded, npu, quant, samples, vela_args, quant_options, memories)
+    quantized = quantize(
+        loaded, npu, quant, samples, vela_args, quant_options, memories, input_layout
+    )
     return lower(
         quantized,
         outdir,

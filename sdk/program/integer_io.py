@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sdk.errors import UsageError
+from sdk.program.layout import AS_MODEL
 from sdk.program.pte import LoadedProgram, output_quant_scales
 
 IO_MODES = ("float", "int")
@@ -80,6 +81,7 @@ class IoSection:
     mode: str
     inputs: tuple[IoQuant | None, ...] = ()
     outputs: tuple[IoQuant | None, ...] = ()
+    input_layout: str = AS_MODEL  # --input-layout (sdk.program.layout)
 
     def quantize_inputs(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """The user's (float) inputs as the program takes them."""
@@ -109,7 +111,12 @@ class IoSection:
                 None if q is None else {"index": i, **q.to_json()} for i, q in enumerate(quants)
             ]
 
-        return {"mode": self.mode, "inputs": entries(self.inputs), "outputs": entries(self.outputs)}
+        return {
+            "mode": self.mode,
+            "input_layout": self.input_layout,
+            "inputs": entries(self.inputs),
+            "outputs": entries(self.outputs),
+        }
 
     @classmethod
     def from_json(cls, data: dict | None) -> IoSection:
@@ -120,4 +127,9 @@ class IoSection:
         def quants(entries: list) -> tuple[IoQuant | None, ...]:
             return tuple(None if e is None else IoQuant.from_json(e) for e in entries)
 
-        return cls(data["mode"], quants(data.get("inputs", [])), quants(data.get("outputs", [])))
+        return cls(
+            data["mode"],
+            quants(data.get("inputs", [])),
+            quants(data.get("outputs", [])),
+            data.get("input_layout", AS_MODEL),
+        )

@@ -89,6 +89,8 @@ class TensorInfo:
     shape: tuple[int, ...]
     nbytes: int
     constant: bool
+    # The order the dimensions lie in memory, outermost first (sdk.program.layout).
+    dim_order: tuple[int, ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -134,6 +136,7 @@ class LoadedProgram:
             shape=shape,
             nbytes=numel * itemsize,
             constant=val.data_buffer_idx > 0 and val.allocation_info is None,
+            dim_order=tuple(int(d) for d in val.dim_order) or tuple(range(len(shape))),
         )
 
     def storage(self, value_index: int) -> tuple[int, int, int] | None:

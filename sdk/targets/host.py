@@ -23,6 +23,7 @@ from executorch.exir.schema import Bool
 from sdk.errors import BoundaryError, ProgramError, UsageError
 from sdk.firmware.boards import Board
 from sdk.program.audit import audit_program
+from sdk.program.layout import program_inputs, program_outputs, to_memory_order
 from sdk.program.pte import LoadedProgram, load_program, numpy_dtype
 from sdk.program.tosa_file import find_tosa
 from sdk.reference.executor import (
@@ -117,9 +118,23 @@ class HostRunner:
         # order="C", not ascontiguousarray: that makes a 0-d value (a delegate's scalar) 1-d,
         # and ExecuTorch refuses to change an input's rank.
         feeds = [np.asarray(self._read(env, v), order="C") for v in segment.inputs]
-        results = [r.numpy().copy() for r in method.execute([torch.from_numpy(f) for f in feeds])]
+        # The env holds the program's bytes; ExecuTorch's runtime takes and gives tensors whose
+        # strides say their dim order (sdk.program.layout).
+        tensors = [
+            torch.from_numpy(f.reshape([f.shape[d] for d in order])).permute(*np.argsort(order))
+            if f.ndim
+            else torch.from_numpy(f)
+            for f, order in zip(feeds, self._orders(segment.inputs))
+        ]
+        results = [
+            to_memory_order(r.numpy(), order).copy()
+            for r, order in zip(method.execute(tensors), self._orders(segment.outputs))
+        ]
         self._written(env, segment.outputs, results)
         self.segment_runs.append(SegmentRun(segment, feeds, results))
+
+    def _orders(self, values) -> list[tuple[int, ...]]:
+        return [self.program.tensor(v).dim_order for v in values]
 
     def _run_delegate(self, step: Step, env: dict[int, np.ndarray]) -> None:
         call = self.instructions[step.instructions[0]].instr_args
@@ -173,7 +188,9 @@ class HostRunner:
         self.npu_traces = []
         env: dict[int, np.ndarray] = {}
         self.places = {}
-        self._written(env, [int(v) for v in self.program.plan.inputs], inputs)
+        # The values hold the program's bytes: an input in its dim order (sdk.program.layout).
+        stored = program_inputs(self.program, inputs)
+        self._written(env, [int(v) for v in self.program.plan.inputs], stored)
         step_at = {step.instructions[0]: k for k, step in enumerate(self.steps)}
         k = 0
         while k < len(self.steps):
@@ -187,7 +204,8 @@ class HostRunner:
                 call = self.instructions[step.instructions[0]].instr_args
                 if not self._condition(env, int(call.cond_value_index)):
                     k = step_at.get(int(call.destination_instruction), len(self.steps))
-        return [self._read(env, int(v)) for v in self.program.plan.outputs]
+        outputs = [self._read(env, int(v)) for v in self.program.plan.outputs]
+        return program_outputs(self.program, outputs)
 
 
 def host_runner(

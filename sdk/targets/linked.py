@@ -17,6 +17,7 @@ from sdk.ethosu.device import NpuJob, VirtualU55
 from sdk.link.protocol import Info, Stats
 from sdk.link.record import DelegateCycles, FirmwareRecord, ModelledNpu, check_record
 from sdk.link.session import LinkSession
+from sdk.program.layout import program_inputs, program_outputs
 from sdk.program.pte import LoadedProgram
 from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import NpuRun
@@ -82,7 +83,7 @@ def run_linked(
     mark, loads = len(model.job_log), session.loads
     record = session.run_program(
         program.data,
-        inputs,
+        program_inputs(program, inputs),  # the bytes in the program's dim order
         [int(t.scalar_type) for t in program.inputs()],
         len(program.outputs()),
         iterations=iterations,
@@ -93,7 +94,9 @@ def run_linked(
         record.result = dataclasses.replace(record.result, reason=reason)
     if session.loads != loads:  # the firmware's STATS count from this LOAD on
         model.jobs_at_load = mark
-    arrays = check_record(record, session.log.path, expected=program.outputs())
+    arrays = program_outputs(
+        program, check_record(record, session.log.path, expected=program.outputs())
+    )
     if program.plan.delegates:
         stats = session.stats()  # the driver's PMCCNTR reads, summed since the LOAD
         if len(model.job_log) > mark:  # the host's virtual U55 ran them: modelled

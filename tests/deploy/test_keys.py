@@ -36,6 +36,7 @@ def test_program_key_follows_the_model_its_folder_and_the_config(tmp_path, monke
     assert program_key(folder) == base
     assert program_key(folder, quant="int16") != base
     assert program_key(folder, npu="ethos-u55-64") != base
+    assert program_key(folder, input_layout="channels-last") != base
     assert program_key(folder, cpu_ops=["aten.bmm"]) != base
     assert program_key(folder, cpu_ops=["aten.bmm", "aten.add"]) == program_key(
         folder, cpu_ops=["aten.add", "aten.bmm"]

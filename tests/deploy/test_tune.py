@@ -164,12 +164,13 @@ def test_sdk_tune_prints_the_table_and_fails_when_none_passes(tmp_path, monkeypa
 
     args = ["tune", MODEL, "--check", "host", "--npu-memory", "executorch", "--npu-memory",
             "Sram_Only", "--io", "float", "--optimise", "Performance",
-            "-o", str(tmp_path)]  # fmt: skip
+            "--input-layout", "as-model", "-o", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "* Sram_Only Performance io=float" in out and "executorch Performance" in out
     saved = json.loads((tmp_path / "tuning.json").read_text())
     assert saved["chosen"] == "Sram_Only Performance io=float" and len(saved["trials"]) == 2
+    assert {t["candidate"]["input_layout"] for t in saved["trials"]} == {"as-model"}
     run = CommandStreamExecutor.run
 
     def off_by_one(self, index, inputs, progress=None):

@@ -25,6 +25,9 @@ struct Tensor {
   ScalarType dtype;
   uint8_t dim;
   bool constant;  // data is the program's own (read-only) bytes: set_input refuses it
+  // The order the dimensions lie in memory, outermost first (0..dim-1: row-major, what the
+  // CPU kernels assume; 0,2,3,1: channels-last, a program exported from NHWC inputs).
+  uint8_t dim_order[kMaxDims];
 
   template <typename T>
   T* data_as() const {
