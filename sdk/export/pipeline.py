@@ -45,6 +45,7 @@ from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
 from sdk.program.audit import audit_program, npu_output_overlaps
 from sdk.program.integer_io import check_io
+from sdk.program.io_header import IO_HEADER_FILE, render_io_header
 from sdk.program.layout import AS_MODEL, check_input_layout, laid_out
 from sdk.program.pte import load_program
 from sdk.program.tosa_file import read_tosa_io, tosa_call_mismatch
@@ -266,7 +267,14 @@ def _staging(outdir: Path):
     try:
         yield stage
         outdir.mkdir(exist_ok=True)
-        for name in (PROGRAM_FILE, REPORT_FILE, TOSA_DIR, INPUTS_FILE, ETRECORD_FILE):
+        for name in (
+            PROGRAM_FILE,
+            REPORT_FILE,
+            TOSA_DIR,
+            INPUTS_FILE,
+            ETRECORD_FILE,
+            IO_HEADER_FILE,
+        ):
             target = outdir / name
             if target.is_dir():
                 shutil.rmtree(target)
@@ -591,6 +599,9 @@ def _lower_once(
         example = [t.numpy() for t in quantized.loaded.example_inputs]
         write_arrays(stage / INPUTS_FILE, io_section.quantize_inputs(example))
         (stage / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+        loaded = quantized.loaded
+        header = render_io_header(program, io_section, f"{loaded.path.name}:{loaded.name}")
+        (stage / IO_HEADER_FILE).write_text(header)
     remove_stale_logs(outdir, failure_logs)
     return ExportResult(
         outdir=outdir,

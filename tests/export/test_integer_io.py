@@ -9,7 +9,8 @@ import pytest
 
 from sdk.errors import UsageError
 from sdk.program.integer_io import IoQuant, check_io
-from tests.support.integer_io import check_int_io_program
+from sdk.program.pte import load_program
+from tests.support.integer_io import check_int_io_program, compiled_io_header
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_CONV = str(REPO / "tests" / "ethosu" / "models" / "conv.py")
@@ -38,3 +39,16 @@ def test_export_model_io_int_on_a_tiny_conv(tmp_path):
     floats = export_model(TINY_CONV, tmp_path / "float", quant="int8")
     ints = export_model(TINY_CONV, tmp_path / "int", quant="int8", io="int")
     check_int_io_program(floats.program_path, ints.program_path, "int8")
+    # program_io.h says what report.json's io section and the program say, to a C compiler
+    said = compiled_io_header(ints.outdir / "program_io.h", tmp_path)
+    io = ints.report["io"]
+    program = load_program(ints.program_path)
+    for kind, quant, tensor in (
+        ("INPUT0", io["inputs"][0], program.inputs()[0]),
+        ("OUTPUT0", io["outputs"][0], program.outputs()[0]),
+    ):
+        assert said[kind]["scale"] == pytest.approx(quant["scale"], rel=1e-6)
+        assert said[kind]["zero_point"] == quant["zero_point"]
+        assert said[kind]["shape"] == list(tensor.shape)
+        assert said[kind]["dim_order"] == list(tensor.dim_order)
+        assert said[kind]["itemsize"] == 1 and said[kind]["bytes"] == tensor.nbytes

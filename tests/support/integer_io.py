@@ -54,3 +54,36 @@ def check_int_io_program(float_program: Path, int_program: Path, dtype: str) -> 
     )
     for g, w in zip(got, want):
         assert np.abs(g - w).max() <= 1.01 * max(q.scale for q in io.outputs)
+
+
+def compiled_io_header(header: Path, tmp_path: Path) -> dict:
+    """program_io.h compiled by the host's C compiler into a program that prints what it
+    says of input 0 and output 0 (as a firmware would read it) as JSON."""
+    import subprocess
+
+    fields = []
+    for kind in ("INPUT0", "OUTPUT0"):
+        fields += [
+            f'printf("\\"{kind}\\": {{\\"scale\\": %.9g, \\"zero_point\\": %d, ", '
+            f"(double)PROGRAM_{kind}_SCALE, (int)PROGRAM_{kind}_ZERO_POINT);",
+            f"{{ int shape[] = PROGRAM_{kind}_SHAPE; int order[] = PROGRAM_{kind}_DIM_ORDER;",
+            'printf("\\"shape\\": [");',
+            f'for (int i = 0; i < PROGRAM_{kind}_RANK; i++) printf(i ? ", %d" : "%d", shape[i]);',
+            'printf("], \\"dim_order\\": [");',
+            f'for (int i = 0; i < PROGRAM_{kind}_RANK; i++) printf(i ? ", %d" : "%d", order[i]);',
+            f'printf("], \\"itemsize\\": %d, \\"bytes\\": %d}}", '
+            f"(int)sizeof(program_{kind.lower()}_t), (int)PROGRAM_{kind}_BYTES); }}",
+            'printf("%s", ' + ('", "' if kind == "INPUT0" else '""') + ");",
+        ]
+    source = tmp_path / "read_io.c"
+    source.write_text(
+        f'#include <stdio.h>\n#include "{header}"\nint main(void) {{\n'
+        + 'printf("{");\n'
+        + "\n".join(fields)
+        + '\nprintf("}");\nreturn 0;\n}\n'
+    )
+    binary = tmp_path / "read_io"
+    subprocess.run(
+        ["gcc", "-std=c11", "-Wall", "-Werror", str(source), "-o", str(binary)], check=True
+    )
+    return json.loads(subprocess.run([str(binary)], capture_output=True, text=True).stdout)
