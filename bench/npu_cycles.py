@@ -1,6 +1,7 @@
 """The cycle model (sdk/ethosu/cycles.py) against Vela's own estimate, per delegate of the zoo.
 
     python bench/npu_cycles.py [--models ResNet8,conv_linear] [--quant int8,int16] [--top 3]
+                               [--input-layout as-model|channels-last]
 
 Exports each model with the SDK, times each Ethos-U delegate's command stream with the model
 (for the memory system its compile spec names) and recompiles its saved TOSA with Vela's
@@ -24,7 +25,7 @@ ZOO = [
 ]  # fmt: skip
 
 
-def bench(spec: str, quant: str, top: int, workdir: Path) -> None:
+def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
     from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.ethosu.cycles import memory_system_from_flags, model_stream
     from sdk.ethosu.vela_estimate import match, run_vela
@@ -36,7 +37,9 @@ def bench(spec: str, quant: str, top: int, workdir: Path) -> None:
     name = spec.rsplit("/", 1)[-1]
     out = workdir / f"{name.replace(':', '_')}_{quant}"
     try:
-        result = lower(quantize(load_model(spec), NpuConfig.U55_128, QuantMode(quant)), out)
+        loaded = load_model(spec)
+        quantized = quantize(loaded, NpuConfig.U55_128, QuantMode(quant), input_layout=layout)
+        result = lower(quantized, out)
     except Exception as exc:  # a model the export refuses: say so, go on
         print(f"{name} {quant}: export failed: {str(exc).splitlines()[0][:100]}")
         return
@@ -70,13 +73,16 @@ def main() -> None:
     parser.add_argument("--models", default="", help="comma-separated substrings of model names")
     parser.add_argument("--quant", default="int8", help="int8,int16")
     parser.add_argument("--top", type=int, default=3, help="operations shown per delegate")
+    parser.add_argument(
+        "--input-layout", default="as-model", help="channels-last: no input transposes on the NPU"
+    )
     args = parser.parse_args()
     wanted = [m for m in args.models.split(",") if m]
     specs = [s for s in ZOO if not wanted or any(w in s for w in wanted)]
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
             for quant in args.quant.split(","):
-                bench(spec, quant, args.top, Path(tmp))
+                bench(spec, quant, args.top, Path(tmp), args.input_layout)
 
 
 if __name__ == "__main__":
