@@ -368,6 +368,9 @@ Error check_move(const Value& from, const Value& to, size_t pc) {
               memcmp(a.sizes, b.sizes, a.dim * sizeof(a.sizes[0])) == 0;
   RT_CHECK(same, Error::InvalidProgram,
            "instruction %lu: MoveCall between tensors of another dtype or shape", ul(pc));
+  // The kernels were checked against the destination's dim order (check_kernel_order).
+  RT_CHECK(same_order(a, b), Error::InvalidProgram,
+           "instruction %lu: MoveCall between tensors of another dim order", ul(pc));
   return Error::Ok;
 }
 

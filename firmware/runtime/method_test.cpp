@@ -811,6 +811,22 @@ TEST(move_may_not_change_a_tensor_dtype_or_shape) {
   }
 }
 
+TEST(move_may_not_change_a_tensor_dim_order) {
+  ProgramBuilder p;
+  ProgramBuilder::TensorSpec nhwc;
+  nhwc.sizes = {1, 2, 2, 3};
+  nhwc.dim_order = {0, 2, 3, 1};
+  int from = p.tensor(nhwc);
+  ProgramBuilder::TensorSpec nchw = nhwc;
+  nchw.offset = 64;
+  nchw.dim_order = {};
+  int to = p.tensor(nchw);
+  p.move(from, to);
+  p.set_buffer_sizes({0, 128});
+  CHECK_ERROR(load_method(p.finish(), g_memory.method_memory()), InvalidProgram);
+  CHECK_REASON("instruction 0: MoveCall between tensors of another dim order");
+}
+
 TEST(move_between_tensors_of_one_spec_runs) {
   ProgramBuilder p;
   int from = p.planned(ScalarType::Float, {4}, 0);

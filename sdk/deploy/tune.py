@@ -5,7 +5,9 @@ A candidate is a memory configuration (one of the board's npu_memories modes, or
 default, whose figures are the board's Shared_Sram ones), Vela's `--optimise`, the program's
 I/O (float or integer), for a model with 4-D inputs their layout (as the model takes them, or
 channels-last: no input transpose on the NPU; sdk.program.layout) and, for a program whose arena
-spills out of the board's npu_arena, `--arena-cache-size` set to that slot. Each candidate is
+spills out of the board's npu_arena, `--arena-cache-size` set to that slot. Then placement: the
+best of those with one of its delegates' operators kept on the CPU instead (`--cpu-op`), for the
+operators the firmware has a CPU kernel for. Each candidate is
 an ordinary deploy (cached per configuration: its Vela flags and layout are in the program's
 key), so its outputs meet the deploy's own verdict, on QEMU's virtual U55 (`qemu`) or on the
 host's functional U55 running the same command stream bit-exactly (`host`, for models whose
@@ -16,7 +18,7 @@ time QEMU's instruction count; docs/tuning.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:  # the deploy pipeline imports the targets: only when a deploy
     from sdk.utils.progress import Steps
 
 GOALS = ("latency", "size")
+MAX_PLACEMENTS = 3  # operators tried on the CPU instead of the NPU, the most frequent first
 VELA_OPTIMISE = ("Performance", "Size")
 IOS = ("float", "int")
 # Where a candidate's outputs are checked (the deploy target) and how the table says so.
@@ -61,12 +64,14 @@ class Candidate:
     io: str = "float"
     arena_cache_size: int | None = None
     input_layout: str = AS_MODEL
+    cpu_ops: tuple[str, ...] = ()  # operators kept on the CPU (--cpu-op) though the NPU runs them
 
     @property
     def name(self) -> str:
         layout = f" in={self.input_layout}" if self.input_layout != AS_MODEL else ""
         cache = f" cache={self.arena_cache_size}" if self.arena_cache_size is not None else ""
-        return f"{self.memory} {self.optimise} io={self.io}{layout}{cache}"
+        cpu = f" cpu={','.join(self.cpu_ops)}" if self.cpu_ops else ""
+        return f"{self.memory} {self.optimise} io={self.io}{layout}{cache}{cpu}"
 
     @property
     def slug(self) -> str:
@@ -86,6 +91,7 @@ class Candidate:
             "io": self.io,
             "input_layout": self.input_layout,
             "arena_cache_size": self.arena_cache_size,
+            "cpu_ops": list(self.cpu_ops),
             "vela_args": self.vela_args(),
         }
 
@@ -121,6 +127,27 @@ def candidates(
     ]
 
 
+def cpu_placements(export_report: dict, kernel_ops: set[str] | None = None) -> list[str]:
+    """The operators a program's NPU delegates hold (as --cpu-op spells them, the most frequent
+    first, at most MAX_PLACEMENTS) that the firmware also has a CPU kernel for: each is a
+    placement to try on the CPU. Quantize/dequantize are the delegates' edges, not a choice."""
+    from collections import Counter
+
+    if kernel_ops is None:
+        from sdk.firmware.kernelgen import load_kernel_specs
+
+        kernel_ops = set(load_kernel_specs())
+    counts = Counter(n["target"] for d in export_report["delegates"] for n in d["nodes"])
+    found = []
+    for target, _ in counts.most_common():
+        namespace, _, rest = target.partition(".")
+        if namespace != "aten":
+            continue
+        if f"aten::{rest.rsplit('.', 1)[0]}.out" in kernel_ops:
+            found.append(target)
+    return found[:MAX_PLACEMENTS]
+
+
 def model_layouts(model: str, given: list[str] | None = None) -> list[str]:
     """The input layouts to try for MODEL: channels-last too when it takes a 4-D input (the
     only rank that has one); `given` (--input-layout) is checked against that."""
@@ -151,6 +178,7 @@ class Trial:
     arena_slot: str | None = None
     seconds: float | None = None
     deploy_dir: str | None = None
+    placements: list[str] = field(default_factory=list)  # cpu_placements of its program
 
     @property
     def utilisation(self) -> float | None:
@@ -178,9 +206,10 @@ class Trial:
         }
 
 
-def npu_timing(program) -> tuple[int, int, int | None]:
+def npu_timing(program) -> tuple[int | None, int, int | None]:
     """(cycles, MACs, MACs per cycle) of every delegate call's command stream, modelled for the
-    memory system it was compiled for (sdk.ethosu.cycles.program_timings)."""
+    memory system it was compiled for (sdk.ethosu.cycles.program_timings); cycles None when a
+    delegate cannot be timed (such a trial is never chosen: it would look free)."""
     from sdk.ethosu.cycles import macs_per_cycle, program_timings
 
     timings = program_timings(program)
@@ -189,7 +218,7 @@ def npu_timing(program) -> tuple[int, int, int | None]:
     for _, call in program.delegate_calls():
         timing = timings.get(call.delegate_index)
         if timing is None:
-            continue
+            return None, macs, per_cycle
         cycles, macs = cycles + timing.cycles, macs + timing.macs
         per_cycle = macs_per_cycle(timing.npu_config)
     return cycles, macs, per_cycle
@@ -233,11 +262,12 @@ def evaluate(
 
     folder = outdir / candidate.slug
     trial = Trial(candidate, CHECKS[check], passed=False, fits=True, deploy_dir=str(folder))
+    cpu_ops = [*(deploy_args.pop("cpu_ops", None) or []), *candidate.cpu_ops]
     try:
         report = deploy(
             model, board=board, target=check, io=candidate.io, npu_memory=candidate.memory,
             vela_args=candidate.vela_args(), input_layout=candidate.input_layout, outdir=folder,
-            cache=cache, npu_executor=VIRTUAL_NPU_EXECUTOR, **deploy_args,
+            cache=cache, npu_executor=VIRTUAL_NPU_EXECUTOR, cpu_ops=cpu_ops, **deploy_args,
         )  # fmt: skip
     except ResourceError as exc:
         trial.fits, trial.failure = False, exc.message
@@ -245,15 +275,21 @@ def evaluate(
     except SdkError as exc:
         trial.failure = exc.message
         return trial
-    program = load_program(Path(report.files["program"]))
-    export = json.loads((Path(report.files["program"]).parent / "report.json").read_text())
     trial.passed, trial.failure = report.passed, report.failure
-    trial.npu_cycles, trial.macs, trial.macs_per_cycle = npu_timing(program)
+    try:  # a program the cycle model or the memory plan cannot read: this trial fails alone
+        program = load_program(Path(report.files["program"]))
+        export = json.loads((Path(report.files["program"]).parent / "report.json").read_text())
+        trial.npu_cycles, trial.macs, trial.macs_per_cycle = npu_timing(program)
+        trial.memory_bytes = sum(u.used for u in program_needs(program, board))
+        trial.arena_slot = arena_placement(program, board).slot
+    except SdkError as exc:
+        trial.passed, trial.failure = False, f"cannot be timed: {exc.message}"
+        return trial
     trial.vela_cycles = (export.get("vela_estimate_total") or {}).get("total_cycles")
     trial.cpu_instructions = cpu_instructions(report.profile)
-    trial.memory_bytes = sum(u.used for u in program_needs(program, board))
-    trial.arena_slot = arena_placement(program, board).slot
-    trial.seconds = seconds(board, trial.npu_cycles, trial.cpu_instructions)
+    if trial.npu_cycles is not None:
+        trial.seconds = seconds(board, trial.npu_cycles, trial.cpu_instructions)
+    trial.placements = cpu_placements(export)
     return trial
 
 
@@ -293,10 +329,13 @@ class Tuning:
 
 def tune(
     model: str, *, goal: str, board: Board, check: str = "qemu", outdir: Path,
-    cache: Cache | None = None, tried: list[Candidate] | None = None, **deploy_args: Any,
+    cache: Cache | None = None, tried: list[Candidate] | None = None, placement: bool = True,
+    **deploy_args: Any,
 ) -> Tuning:  # fmt: skip
     """Try each candidate (default: all the board allows), and, for one whose arena spills out
-    of the board's npu_arena, the same with Vela's arena bounded to that slot."""
+    of the board's npu_arena, the same with Vela's arena bounded to that slot; then (with
+    `placement`, where QEMU counts the CPU's instructions) the best of them with each of
+    cpu_placements on the CPU instead."""
     check_goal(goal)
     check_where(check)
     cache = cache or Cache()
@@ -310,6 +349,15 @@ def tune(
         trials.append(trial)
         if trial.arena_slot == "scratch" and fast and candidate.arena_cache_size is None:
             todo.insert(0, replace(candidate, arena_cache_size=fast.size))
+        if not todo and placement:
+            best, placement = choose(trials, goal), False
+            # CPU time is counted on QEMU only: elsewhere a CPU placement would look free
+            if (
+                best is not None
+                and best.cpu_instructions is not None
+                and not best.candidate.cpu_ops
+            ):
+                todo = [replace(best.candidate, cpu_ops=(op,)) for op in best.placements]
     return Tuning(goal, check, trials, choose(trials, goal))
 
 
@@ -331,10 +379,11 @@ def tune_and_deploy(
         failures = "; ".join(f"{t.candidate.name}: {t.failure}" for t in tuning.trials)
         raise MismatchError(f"--optimize {goal}: no configuration passed ({failures})")
     c = chosen.candidate
+    cpu_ops = [*(deploy_args.pop("cpu_ops", None) or []), *c.cpu_ops]
     report = deploy(
         model, board=board, target=target, io=c.io, npu_memory=c.memory,
         vela_args=c.vela_args(), input_layout=c.input_layout, outdir=outdir, cache=cache,
-        steps=steps, **deploy_args,
+        steps=steps, cpu_ops=cpu_ops, **deploy_args,
     )  # fmt: skip
     tuning.final = {"target": report.target, "passed": report.passed, "failure": report.failure}
     report.tuning = tuning.to_json()

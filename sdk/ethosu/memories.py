@@ -109,7 +109,9 @@ class NpuMemories:
         path = directory / f"{self.board}_vela_{digest}.ini"
         directory.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text() != text:
-            path.write_text(text)
+            from sdk.utils.files import write_atomically
+
+            write_atomically(path, text)  # a concurrent export never reads half of it
         return path
 
 

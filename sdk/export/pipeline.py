@@ -446,9 +446,8 @@ def _lowering_key(
         digest.update(name.encode())
         digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
     spec = compile_spec(quantized.npu, quantized.vela_args, quantized.memories)
-    digest.update(
-        repr((spec.compiler_flags, sorted(cpu_ops), fix_boundaries, tosa_passes, io)).encode()
-    )
+    options = (spec.compiler_flags, sorted(cpu_ops), fix_boundaries, tosa_passes, io)
+    digest.update(repr((*options, quantized.input_layout)).encode())
     return digest.hexdigest()
 
 

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from sdk.errors import ProgramError
 from sdk.program.integer_io import IoQuant, IoSection
 from sdk.program.pte import LoadedProgram, TensorInfo, numpy_dtype
 
@@ -19,12 +20,16 @@ IO_HEADER_FILE = "program_io.h"
 
 
 def c_type(dtype: np.dtype) -> str:
-    """The C type of one element of a numpy dtype (stdint/stdbool names)."""
+    """The C type of one element of a numpy dtype (stdint/stdbool names; a half float as its
+    16 bits, C having no binary16 type)."""
     if dtype.kind in "iu":
         return f"{dtype.name}_t"
     if dtype.kind == "b":
         return "bool"
-    return {4: "float", 8: "double"}.get(dtype.itemsize, f"uint{8 * dtype.itemsize}_t")
+    floats = {2: "uint16_t", 4: "float", 8: "double"}
+    if dtype.kind == "f" and dtype.itemsize in floats:
+        return floats[dtype.itemsize]
+    raise ProgramError(f"program_io.h: no C type for {dtype}")
 
 
 def _c_float(value: float) -> str:
@@ -44,8 +49,14 @@ def _tensor_lines(prefix: str, what: str, tensor: TensorInfo, quant: IoQuant | N
         f"{list(tensor.dim_order)} (outermost first); {meaning} */",
         f"typedef {c_type(dtype)} {prefix.lower()}_t;",
         f"#define {prefix}_RANK {len(tensor.shape)}",
-        f"#define {prefix}_SHAPE {_array(tensor.shape)}",
-        f"#define {prefix}_DIM_ORDER {_array(tensor.dim_order)}",
+        *(  # a scalar (rank 0) has no dimensions to list: C has no empty initializer
+            [
+                f"#define {prefix}_SHAPE {_array(tensor.shape)}",
+                f"#define {prefix}_DIM_ORDER {_array(tensor.dim_order)}",
+            ]
+            if tensor.shape
+            else []
+        ),
         f"#define {prefix}_NUMEL {numel}",
         f"#define {prefix}_BYTES {tensor.nbytes}",
     ]

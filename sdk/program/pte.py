@@ -126,6 +126,12 @@ class LoadedProgram:
         if not isinstance(val, Tensor):
             raise ProgramError(f"value {value_index} is {type(val).__name__}, not a tensor")
         shape = tuple(int(s) for s in val.sizes)
+        order = tuple(int(d) for d in val.dim_order) or tuple(range(len(shape)))
+        if sorted(order) != list(range(len(shape))):
+            raise ProgramError(
+                f"value {value_index}: dim order {list(order)} is not an order of its "
+                f"{len(shape)} dimensions"
+            )
         numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
         size = _SCALAR_TYPES.get(val.scalar_type)
         itemsize = size[1].itemsize if size and size[1] is not None else 0
@@ -136,7 +142,7 @@ class LoadedProgram:
             shape=shape,
             nbytes=numel * itemsize,
             constant=val.data_buffer_idx > 0 and val.allocation_info is None,
-            dim_order=tuple(int(d) for d in val.dim_order) or tuple(range(len(shape))),
+            dim_order=order,
         )
 
     def storage(self, value_index: int) -> tuple[int, int, int] | None:

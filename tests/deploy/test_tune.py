@@ -12,10 +12,12 @@ import pytest
 from sdk.cache import Cache
 from sdk.cli.main import main
 from sdk.deploy.tune import (
+    MAX_PLACEMENTS,
     Candidate,
     Trial,
     candidates,
     choose,
+    cpu_placements,
     render_table,
     tune,
     tune_and_deploy,
@@ -88,7 +90,7 @@ def test_tune_chooses_the_fewest_cycles_that_pass(tmp_path, cache):
 
     board = load_board("corstone300")
     tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
-                  cache=cache, tried=TRIED)  # fmt: skip
+                  cache=cache, tried=TRIED, placement=False)  # fmt: skip
     assert [t.candidate for t in tuning.trials] == TRIED
     assert all(t.passed and t.fits for t in tuning.trials), [t.failure for t in tuning.trials]
     fewest = min(tuning.trials, key=lambda t: t.npu_cycles)
@@ -128,7 +130,7 @@ def test_a_candidate_with_wrong_outputs_is_never_chosen(tmp_path, cache, monkeyp
     monkeypatch.setattr(CommandStreamExecutor, "run", corrupted)
     board = load_board("corstone300")
     tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
-                  cache=cache, tried=TRIED)  # fmt: skip
+                  cache=cache, tried=TRIED, placement=False)  # fmt: skip
     wrong = next(t for t in tuning.trials if t.candidate.memory == "Sram_Only")
     assert not wrong.passed and "host reference" in wrong.failure
     assert tuning.chosen is not None and tuning.chosen is not wrong
@@ -197,7 +199,7 @@ def test_an_arena_that_spills_is_tried_again_bounded_to_the_npu_arena(tmp_path, 
 
     board = board_copy(tmp_path, small_sram)
     tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "out",
-                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+                  cache=cache, tried=[Candidate("Sram_Only")], placement=False)  # fmt: skip
     spilled, bounded = tuning.trials
     assert spilled.arena_slot == "scratch" and spilled.passed
     assert bounded.candidate == Candidate("Sram_Only", arena_cache_size=slot)
@@ -233,3 +235,50 @@ def test_deploy_to_the_host_only_runs_the_command_stream(tmp_path, capsys):
     """The host reference checked against itself would pass anything: refused."""
     code = main(["deploy", MODEL, "--target", "host", "-o", str(tmp_path), "--quiet"])
     assert code == 2 and "--npu-executor command-stream" in capsys.readouterr().err
+
+
+def test_placements_are_the_delegates_operators_with_a_cpu_kernel():
+    nodes = [
+        *["aten.convolution.default"] * 3, *["aten.relu.default"] * 2,
+        "quantized_decomposed.quantize_per_tensor.default", "aten.no_such_op.default",
+        "aten.add.Tensor", "aten.mean.dim",
+    ]  # fmt: skip
+    report = {
+        "delegates": [{"nodes": [{"name": f"n{i}", "target": t} for i, t in enumerate(nodes)]}]
+    }
+    kernels = {"aten::convolution.out", "aten::relu.out", "aten::add.out", "aten::mean.out"}
+    found = cpu_placements(report, kernels)
+    assert found == ["aten.convolution.default", "aten.relu.default", "aten.add.Tensor"]
+    assert len(found) == MAX_PLACEMENTS
+    assert cpu_placements(report, {"aten::relu.out"}) == ["aten.relu.default"]
+    assert cpu_placements({"delegates": []}, kernels) == []
+
+
+@pytest.mark.slow
+def test_the_best_is_tried_again_with_each_operator_on_the_cpu(tmp_path, cache, monkeypatch):
+    """After the configurations, the best one with one of its NPU operators on the CPU: each
+    such trial is checked like the others, its program holds the CPU kernel, and the CPU's
+    convolution at the board's clock does not win."""
+    from sdk.program.pte import load_program
+
+    monkeypatch.setenv("SDK_FVP", str(tmp_path / "no-fvp"))
+    board = load_board("corstone300")
+    # Checked on the host, the CPU's time is not counted: no placement is tried
+    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "host",
+                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    assert len(tuning.trials) == 1 and tuning.trials[0].cpu_instructions is None
+    tuning = tune(MODEL, goal="latency", board=board, check="qemu", outdir=tmp_path / "qemu",
+                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    base, *placed = tuning.trials
+    assert placed and [t.candidate for t in placed] == [
+        Candidate("Sram_Only", cpu_ops=(op,)) for op in base.placements
+    ]
+    assert placed[0].candidate.cpu_ops == ("aten.convolution.default",)
+    for t in placed:
+        assert t.passed, t.failure
+        program = load_program(_program_of(t))
+        cpu = {program.plan.operators[c.op_index].name for _, c in program.kernel_calls()}
+        assert any(t.candidate.cpu_ops[0].split(".")[1] in name for name in cpu), cpu
+    assert placed[0].cpu_instructions > base.cpu_instructions
+    assert tuning.chosen is base
+    assert "cpu=aten.convolution.default" in render_table(tuning.to_json())

@@ -52,3 +52,15 @@ def test_export_model_io_int_on_a_tiny_conv(tmp_path):
         assert said[kind]["shape"] == list(tensor.shape)
         assert said[kind]["dim_order"] == list(tensor.dim_order)
         assert said[kind]["itemsize"] == 1 and said[kind]["bytes"] == tensor.nbytes
+
+
+def test_program_io_h_element_types():
+    from sdk.errors import ProgramError
+    from sdk.program.io_header import c_type
+
+    names = ["int8", "uint8", "int16", "int32", "int64", "float16", "float32", "bool"]
+    assert [c_type(np.dtype(n)) for n in names] == [
+        "int8_t", "uint8_t", "int16_t", "int32_t", "int64_t", "uint16_t", "float", "bool",
+    ]  # fmt: skip
+    with pytest.raises(ProgramError, match="no C type for complex64"):
+        c_type(np.dtype("complex64"))
