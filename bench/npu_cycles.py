@@ -6,7 +6,8 @@
 Exports each model with the SDK, times each Ethos-U delegate's command stream with the model
 (for the memory system its compile spec names) and recompiles its saved TOSA with Vela's
 estimate on (same flags): prints modelled vs Vela cycles, their ratio, and the operations that
-differ most.
+differ most; where the Corstone-300 FVP is installed ($SDK_FVP or on PATH), the program's NPU
+cycles as the FVP's own PMU counts them against the model's total.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
     except Exception as exc:  # a model the export refuses: say so, go on
         print(f"{name} {quant}: export failed: {str(exc).splitlines()[0][:100]}")
         return
+    modelled_total = 0
     for info in read_delegates(load_program(result.program_path)):
         if info.vela is None:
             continue
@@ -52,6 +54,7 @@ def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
         tosa = result.outdir / "tosa" / f"delegate_{info.index}.tosa"
         vela_ops, summary = run_vela(tosa, flags.split(), out / f"vela_{info.index}")
         vela = int(float(summary["cycles_total"]))
+        modelled_total += timing.cycles
         ratio = timing.cycles / vela if vela else float("nan")
         print(f"{name} {quant} delegate {info.index}: model {timing.cycles} vela {vela} "
               f"ratio {ratio:.2f} ({len(timing.ops)} ops, MACs {timing.macs})")  # fmt: skip
@@ -66,6 +69,27 @@ def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
         for op in worst[:top]:
             label = f"{op.operator:12} {op.name[:24]:24}"
             print(f"    {label} model {op.modelled:8} vela {op.op_cycles:8}")
+    if modelled_total:
+        inputs = [t.numpy() for t in quantized.loaded.example_inputs]
+        fvp_pmu(result.program_path, inputs, modelled_total)
+
+
+def fvp_pmu(program: Path, inputs: list, modelled: int) -> None:
+    """Where the Corstone-300 FVP is installed: the program run on it once, its NPU's own PMU
+    count (the driver's PMCCNTR reads over the link) against the model's total."""
+    from sdk.errors import SdkError
+    from sdk.targets.run import run_on_target
+
+    try:
+        report = run_on_target("fvp", "corstone300", program, inputs)
+    except SdkError as exc:
+        print(f"    FVP: {exc.message.splitlines()[0][:100]}")
+        return
+    measured = report.timing.npu_cycles
+    if measured:
+        print(f"    FVP PMU {measured} cycles, model {modelled}: ratio {modelled / measured:.2f}")
+    else:
+        print("    FVP: ran, but its STATS carried no NPU cycle count")
 
 
 def main() -> None:
