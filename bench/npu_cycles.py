@@ -28,7 +28,7 @@ ZOO = [
 
 def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
     from sdk.ethosu.config import NpuConfig, QuantMode
-    from sdk.ethosu.cycles import memory_system_from_flags, model_stream
+    from sdk.ethosu.cycles import program_timings
     from sdk.ethosu.vela_estimate import match, run_vela
     from sdk.export.model_loader import load_model
     from sdk.export.pipeline import lower, quantize
@@ -45,12 +45,13 @@ def bench(spec: str, quant: str, top: int, workdir: Path, layout: str) -> None:
         print(f"{name} {quant}: export failed: {str(exc).splitlines()[0][:100]}")
         return
     modelled_total = 0
-    for info in read_delegates(load_program(result.program_path)):
-        if info.vela is None:
+    program = load_program(result.program_path)
+    timings = program_timings(program)  # each delegate under the memory system it names
+    for info in read_delegates(program):
+        if info.index not in timings:
             continue
         flags = info.compile_specs["compile_flags"]
-        memory = memory_system_from_flags(flags)
-        timing = model_stream(info.vela.blocks["cmd_data"], memory.npu_config, memory)
+        timing = timings[info.index]
         tosa = result.outdir / "tosa" / f"delegate_{info.index}.tosa"
         vela_ops, summary = run_vela(tosa, flags.split(), out / f"vela_{info.index}")
         vela = int(float(summary["cycles_total"]))

@@ -35,6 +35,15 @@ class UsageError(SdkError):
     exit_code = 2
 
 
+def check_choice(flag: str, value: str, choices, *, quoted: bool = True) -> str:
+    """`value` if it is one of `choices`, else the one-line UsageError every option says
+    ("--io double: one of float, int"; `quoted` shows the value as repr)."""
+    if value not in choices:
+        shown = repr(value) if quoted else value
+        raise UsageError(f"{flag} {shown}: one of {', '.join(choices)}")
+    return value
+
+
 class ConfigError(SdkError):
     """A board.yaml or the kernel list is malformed: the SDK's data is wrong, not the command."""
 

@@ -47,7 +47,7 @@ from sdk.deploy.references import (
 )
 from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_entries
 from sdk.deploy.verdict import judge_outputs
-from sdk.errors import ModelLoadError, UsageError
+from sdk.errors import ModelLoadError, UsageError, check_choice
 from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
@@ -227,8 +227,8 @@ def deploy(
     cpu_ops = list(cpu_ops or [])
     vela_args = list(vela_args or [])
     memory = vela_memory(spec.npu_memories, npu_memory, cache.root / VELA_CONFIG_DIR)
-    if npu_executor is not None and npu_executor not in NPU_EXECUTORS:
-        raise UsageError(f"--npu-executor {npu_executor}: one of {', '.join(NPU_EXECUTORS)}")
+    if npu_executor is not None:
+        check_choice("--npu-executor", npu_executor, NPU_EXECUTORS, quoted=False)
     outdir = Path(outdir or Path("out") / "deploy" / model_spec.stem).resolve()
     (outdir / REPORT_FILE).unlink(missing_ok=True)  # a failed deploy leaves no old verdict
     reach = {"port": port, "baud": baud, "fvp": fvp, **farm}  # how the target is reached

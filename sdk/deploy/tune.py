@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sdk.cache import Cache
-from sdk.errors import MismatchError, ResourceError, SdkError, UsageError
+from sdk.errors import MismatchError, ResourceError, SdkError, UsageError, check_choice
 from sdk.ethosu.memories import EXECUTORCH_DEFAULT
 from sdk.firmware.boards import Board
 from sdk.program.layout import AS_MODEL, CHANNELS_LAST, INPUT_LAYOUTS, reorderable
@@ -44,15 +44,11 @@ CHECKS = {
 
 
 def check_goal(goal: str) -> str:
-    if goal not in GOALS:
-        raise UsageError(f"--optimize {goal!r}: one of {', '.join(GOALS)}")
-    return goal
+    return check_choice("--optimize", goal, GOALS)
 
 
 def check_where(check: str) -> str:
-    if check not in CHECKS:
-        raise UsageError(f"--check {check!r}: one of {', '.join(CHECKS)}")
-    return check
+    return check_choice("--check", check, CHECKS)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ reads them without importing torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from sdk.errors import UsageError
+from sdk.errors import UsageError, check_choice
 from sdk.program.layout import AS_MODEL
 from sdk.program.pte import LoadedProgram, output_quant_scales
 
@@ -22,9 +22,7 @@ IO_MODES = ("float", "int")
 
 def check_io(io: str) -> str:
     """`io` if it is one of IO_MODES, else a one-line UsageError."""
-    if io not in IO_MODES:
-        raise UsageError(f"--io {io}: one of {', '.join(IO_MODES)}")
-    return io
+    return check_choice("--io", io, IO_MODES, quoted=False)
 
 
 @dataclass(frozen=True)
@@ -54,13 +52,7 @@ class IoQuant:
         return (shifted.astype(np.float32) * np.float32(self.scale)).astype(np.float32)
 
     def to_json(self) -> dict:
-        return {
-            "dtype": self.dtype,
-            "scale": self.scale,
-            "zero_point": self.zero_point,
-            "qmin": self.qmin,
-            "qmax": self.qmax,
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> IoQuant:

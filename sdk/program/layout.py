@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sdk.errors import UsageError
+from sdk.errors import check_choice
 
 if TYPE_CHECKING:
     import torch
@@ -28,9 +28,7 @@ CHANNELS_LAST_ORDER = (0, 2, 3, 1)
 
 
 def check_input_layout(layout: str) -> str:
-    if layout not in INPUT_LAYOUTS:
-        raise UsageError(f"--input-layout {layout!r}: one of {', '.join(INPUT_LAYOUTS)}")
-    return layout
+    return check_choice("--input-layout", layout, INPUT_LAYOUTS)
 
 
 def reorderable(shape: tuple[int, ...] | list[int]) -> bool:
