@@ -96,15 +96,26 @@ class LinkSession(Transport, NpuService):
         finally:
             self.log.close()
 
-    def _request(self, kind: Kind, payload: bytes, timeout: float) -> p.Frame:
-        """Send a request and return its response (retransmitting as docs/link.md says)."""
+    def _request(
+        self, kind: Kind, payload: bytes, timeout: float, budget: float | None = None
+    ) -> p.Frame:
+        """Send a request and return its response (retransmitting as docs/link.md says).
+
+        `budget`: seconds all the tries share (RUN: a board that hangs mid-run costs the run's
+        timeout once, not once per retransmission); None gives each try `timeout`."""
         self._seq = self._seq % 0xFFFF + 1
         seq = self._seq
         frame = p.encode_frame(kind, seq, self.session, payload)
         what = f"{kind.name} request seq={seq} {len(payload)} B"
+        end = None if budget is None else time.monotonic() + budget
         for attempt in range(self.retries + 1):
+            wait = timeout if end is None else min(timeout, end - time.monotonic())
+            if wait <= 0:
+                raise self.fail(
+                    f"no valid response to {kind.name} within {budget:g} s ({attempt} tries)"
+                )
             self._send(frame, what if attempt == 0 else f"{what} (retransmission {attempt})")
-            got = self._await(kind, seq, timeout)
+            got = self._await(kind, seq, wait)
             if got is not None:
                 return got
         raise self.fail(f"no valid response to {kind.name} after {self.retries + 1} tries")
@@ -242,7 +253,9 @@ class LinkSession(Transport, NpuService):
 
     def run(self, iterations: int = 1) -> p.RunTiming:
         self.phase = "run"
-        response = self._request(Kind.RUN, p.run(iterations), self.timeouts.run)
+        response = self._request(
+            Kind.RUN, p.run(iterations), self.timeouts.run, budget=self.timeouts.run
+        )
         timing = self._payload(response, p.parse_run)
         if timing.iterations != iterations:
             raise self.fail(f"RUN: {timing.iterations} iterations ran, {iterations} asked")

@@ -4,6 +4,7 @@ kernels the program needs, and clear errors."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -63,17 +64,52 @@ def test_generated_files_stay_in_the_build_folder(add_firmware: Path):
             assert not found, f"generated file outside the build folder: {found}"
 
 
+def linked_kernel_objects(variant: Path) -> list[Path]:
+    """The kernel objects the variant's ELF was linked from (its link map's LOAD lines)."""
+    text = (variant / "executor_runner.map").read_text()
+    return sorted(
+        Path(m.group(1))
+        for m in re.finditer(r"^LOAD (\S+/kernels/(?:mve|nomve)/[^/]+/\w+\.o)$", text, re.M)
+    )
+
+
 def test_exactly_the_manifest_kernels_are_compiled(add_firmware: Path):
     variant = variant_of(add_firmware.with_name("executor_runner.build.log"))
     manifest = json.loads((variant / "gen" / "kernel_manifest.json").read_text())
     assert [k["op"] for k in manifest["kernels"]] == ["aten::add.out"]
-    compiled = sorted(
-        str(p.relative_to(variant / "kernels").with_suffix(".cpp"))
-        for p in (variant / "kernels").rglob("*.o")
-    )
-    assert compiled == manifest["sources"]
-    select = (variant / "gen" / "kernel_select.h").read_text()
-    assert "KERNEL_SELECT_aten_add_out (::rt::dtype_bit(::rt::ScalarType::Float))" in select
+    linked = linked_kernel_objects(variant)
+    assert [f"portable/{o.stem}.cpp" for o in linked] == manifest["sources"]
+    # Each kernel is compiled with the masks of its own functions only.
+    select = (linked[0].parent / "kernel_select.h").read_text()
+    masks = [line for line in select.splitlines() if line.startswith("#define")]
+    add = "#define KERNEL_SELECT_aten_add_out (::rt::dtype_bit(::rt::ScalarType::Float))"
+    assert masks == [add]
+
+
+def test_variants_needing_the_same_kernel_share_its_object(add_firmware: Path, programs, tmp_path):
+    """Another variant of the same program (a test hook) links the same kernel object: kernels
+    are compiled once per (source, selection), not once per firmware."""
+    other = build_firmware("corstone300", programs["add"], tmp_path / "h.elf", test_hook="hang")
+    log = other.with_suffix(".build.log").read_text()
+    first = linked_kernel_objects(variant_of(add_firmware.with_name("executor_runner.build.log")))
+    second = linked_kernel_objects(variant_of(other.with_suffix(".build.log")))
+    assert first == second and "op_add.o" not in log
+
+
+def test_no_kernel_reads_another_sources_masks():
+    """What makes sharing kernel objects sound: a source's KERNEL_SELECT/KERNEL_SELECTED/
+    KERNEL_DTYPES names only functions kernels.yaml places in that source."""
+    from sdk.firmware.kernelgen import load_kernel_specs
+
+    home = {spec.fn: spec.source for spec in load_kernel_specs().values()}
+    strays = []
+    for source in sorted(KERNELS_DIR.rglob("*.cpp")):
+        relative = str(source.relative_to(KERNELS_DIR))
+        text = source.read_text()
+        for m in re.finditer(r"KERNEL_(?:SELECT_|SELECTED\(|DTYPES\()(\w+)", text):
+            if home.get(m.group(1)) != relative:
+                strays.append((relative, m.group(1)))
+    assert home and not strays
 
 
 @pytest.mark.slow

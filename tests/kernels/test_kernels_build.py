@@ -90,19 +90,6 @@ def test_the_every_kernel_firmware_has_helium_kernels(every_kernel_elf) -> None:
         assert any(kernel in name for name in with_mve), f"no Helium code in {kernel}"
 
 
-@pytest.mark.slow
-def test_kernel_mve_off_builds_the_portable_path(tmp_path, qemu_run) -> None:
-    """kernel_mve=0: a variant of its own whose kernels hold no MVE instruction, and run."""
-    elf = build_firmware(BOARD, None, tmp_path / "nomve.elf", kernel_mve=False)
-    log = (tmp_path / "nomve.build.log").read_text()
-    assert "kernel_mve=0" in log and "-nomve/executor_runner.elf" in log
-    assert mve_functions(elf) == set()
-    a, b = small_integers((2, 5, 9), (2, 9, 7))
-    pte = oracle.export(torch.bmm, (a, b))
-    (out,) = qemu_run(elf, pte, [a.numpy(), b.numpy()]).outputs
-    np.testing.assert_array_equal(out, (a @ b).numpy())
-
-
 def selective_fn(a, b, c):
     qd = torch.ops.quantized_decomposed
     return qd.quantize_per_tensor(torch.bmm(a, b) + c, 0.5, 0, -128, 127, torch.int8)
@@ -116,6 +103,23 @@ def selective(tmp_path_factory) -> tuple[bytes, Path, tuple[torch.Tensor, ...]]:
     path = tmp_path_factory.mktemp("selective") / "program.pte"
     path.write_bytes(pte)
     return pte, build_firmware(BOARD, path, path.with_name("fw.elf")), inputs
+
+
+@pytest.mark.slow
+def test_kernel_mve_off_builds_the_portable_path(selective, qemu_run) -> None:
+    """kernel_mve=0: a variant of its own whose kernels hold no MVE instruction (the same
+    program's Helium build has some), and run. Every kernel's portable path is compiled and
+    run by the host build (tests/kernels/ on build/host)."""
+    pte, helium, inputs = selective
+    path = helium.with_name("program.pte")
+    elf = build_firmware(BOARD, path, path.with_name("nomve.elf"), kernel_mve=False)
+    log = path.with_name("nomve.build.log").read_text()
+    assert "kernel_mve=0" in log and "-nomve/executor_runner.elf" in log
+    assert any("matmul_mve<float>" in name for name in mve_functions(helium))
+    assert mve_functions(elf) == set()
+    (out,) = qemu_run(elf, pte, [t.numpy() for t in inputs]).outputs
+    (expected,) = oracle.run(pte, inputs)
+    np.testing.assert_array_equal(out, expected.numpy())
 
 
 @pytest.mark.slow
