@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sdk.environment.paths import KERNELS_DIR
 from sdk.errors import ConfigError, KernelMissingError
-from sdk.firmware.buildgen import select_header
+from sdk.firmware.selection import select_header
 from sdk.program.pte import LoadedProgram, dtype_name, operator_name
 from sdk.utils.dtypes import DTYPES
 from sdk.utils.files import read_yaml, write_if_changed

@@ -191,8 +191,9 @@ def cpu_program(tmp_path_factory) -> Path:
     return program()
 
 
-def long_run_argv(farm, program: Path, tmp_path: Path, place: str) -> list:
-    """`sdk run` of `program` on `place` for many iterations (seconds), logging to work/."""
+def long_run_argv(farm, program: Path, tmp_path: Path, place: str, timeout: float = 8) -> list:
+    """`sdk run` of `program` on `place` for many iterations (longer than `timeout`: the RUN
+    fails after it unless something ends the run first), logging to work/."""
     import numpy as np
 
     from sdk.utils.npz import write_arrays
@@ -202,7 +203,7 @@ def long_run_argv(farm, program: Path, tmp_path: Path, place: str) -> list:
     return [
         "run", program, "--target", "labgrid", "--place", place, "--coordinator",
         farm.address, "--inputs", inputs, "-o", tmp_path / "out.npz", "--workdir",
-        tmp_path / "work", "--iterations", "1000000", "--timeout", "8",
+        tmp_path / "work", "--iterations", "1000000", "--timeout", str(timeout),
     ]  # fmt: skip
 
 
@@ -244,7 +245,8 @@ def test_ctrl_c_mid_run_releases_the_place(farm, cpu_program, tmp_path):
     import signal
 
     command = [sys.executable, "-m", "sdk.cli.main"]
-    command += [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2")]
+    # The Ctrl-C ends the run, not the timeout (a loaded machine may take seconds to send it).
+    command += [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2", 120)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
     when_running(tmp_path, lambda: process.send_signal(signal.SIGINT)).join()
     _, err = process.communicate(timeout=60)
