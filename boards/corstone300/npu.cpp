@@ -58,8 +58,8 @@ ethosu::NpuPlatform board_npu_platform() {
   p.read32 = npu_read32;
   p.write32 = npu_write32;
   p.wait_for_irq = npu_wait_for_irq;
-  p.clean_dcache = ethosu::cm55_clean_dcache;  // no-ops with the cache off and under QEMU
-  p.invalidate_dcache = ethosu::cm55_invalidate_dcache;
+  p.clean_dcache = ethosu::armv8m_clean_dcache;  // no-ops with the cache off and under QEMU
+  p.invalidate_dcache = ethosu::armv8m_invalidate_dcache;
   reg(kNvicIcpr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);  // nothing stale pending
   *reinterpret_cast<volatile uint8_t*>(kNvicIpr + SDK_NPU_IRQ) = kNpuIrqPriority;
   reg(kNvicIser + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);
