@@ -1,5 +1,7 @@
-"""The Arm FVP (e.g. FVP_Corstone_SSE-300_Ethos-U55) as a board's power and console, driven by
-board.yaml (a power driver, sdk.targets.drivers).
+"""The Arm FVP (FVP_Corstone_SSE-300_Ethos-U55, FVP_Corstone_SSE-320) as a board's power and
+console, driven by board.yaml (a power driver, sdk.targets.drivers): its parameters are data
+(board.yaml `targets.fvp.params`), so the SSE-320's `mps4_board.subsystem.*` names are the
+Corstone-320 board's, nothing here.
 
 The FVP is not installable here: users install it themselves. The binary is `--fvp PATH`
 (RunOptions.fvp), else $SDK_FVP, else board.yaml's `targets.fvp.binary` on PATH; without it
@@ -64,8 +66,8 @@ class FvpDriver:
             return Availability(
                 False,
                 f"FVP not installed: {binary} not found",
-                f"install Arm's Corstone-300 FVP (Arm Ecosystem FVPs), then put "
-                f"{self.config['binary']} on PATH, set ${FVP_ENV}, or give --fvp PATH",
+                f"install Arm's {self.config['binary']} (Arm Ecosystem FVPs), then put it "
+                f"on PATH, set ${FVP_ENV}, or give --fvp PATH",
             )
         return Availability(True, path)
 
