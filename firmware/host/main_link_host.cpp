@@ -2,9 +2,11 @@
 // host side's tests without an emulator.
 //
 //   host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N]
-//             [--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT
+//             [--scratch-bytes N] [--npu-fault NAME] [--board NAME] --listen 127.0.0.1:PORT
 //
 // --npu-fault runs the driver on a test variant of the NPU platform (ethosu/npu_fault.h).
+// --board is the board name HELLO reports (default "host"): a stand-in for a board's FVP
+// (tests/support/fvp_standin.py, for a board no QEMU runs) serves the link with it.
 //
 // PORT 0 picks a free port. Prints "listening on 127.0.0.1:<port>" on stderr, accepts one
 // connection, sends HELLO and serves until the peer closes; then exits 0. A RESET restarts
@@ -43,7 +45,7 @@ uint8_t* allocate(size_t size) {
 int usage() {
   fprintf(stderr,
           "usage: host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N] "
-          "[--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT\n");
+          "[--scratch-bytes N] [--npu-fault NAME] [--board NAME] --listen 127.0.0.1:PORT\n");
   return 2;
 }
 
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   size_t slot_bytes = 32u << 20;
   size_t stash_bytes = 16u << 20;  // the inputs kept between runs, as the board's inputs slot
   const char* listen_at = nullptr;
+  const char* board = "host";
   ethosu::NpuFault fault = ethosu::NpuFault::None;
   for (int i = 1; i < argc; ++i) {
     bool has_value = i + 1 < argc;
@@ -80,6 +83,8 @@ int main(int argc, char** argv) {
     } else if (has_value && strcmp(argv[i], "--npu-fault") == 0) {
       fault = ethosu::npu_fault_named(argv[++i]);
       if (fault == ethosu::NpuFault::None) return usage();
+    } else if (has_value && strcmp(argv[i], "--board") == 0) {
+      board = argv[++i];
     } else if (has_value && strcmp(argv[i], "--listen") == 0) {
       listen_at = argv[++i];
     } else {
@@ -134,7 +139,7 @@ int main(int argc, char** argv) {
       {allocate(stash_bytes), stash_bytes},
       {nullptr, 0},
       "host",
-      "host",
+      board,
       "ethos-u55-128",  // absent (ID and CONFIG 0): the link's virtual U55 stands in for it
       0,
       0,
