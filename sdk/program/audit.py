@@ -15,7 +15,8 @@ from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.program.pte import LoadedProgram, TensorInfo, element_size
 
 ETHOS_U_BACKEND = "EthosUBackend"
-_INTEGER_DTYPES = {"Byte", "Char", "Short", "Int", "UInt16", "UInt32"}
+# What the NPU can move: integers, and (U85) booleans as bytes of 0 or 1 (its CMP_* results)
+_INTEGER_DTYPES = {"Byte", "Char", "Short", "Int", "UInt16", "UInt32", "Bool"}
 
 
 @dataclass

@@ -61,6 +61,9 @@ class NpuState:
     regions: dict[int, np.ndarray]
     shram: np.ndarray = field(default_factory=lambda: np.zeros(SHRAM_BYTES, dtype=np.uint8))
     lut_base: int | None = None  # SHRAM address of LUT slot 0 (lut_base_for(CONFIG))
+    # U85: OFMs kept in a chain buffer (OFM_PRECISION storage CHAINED) by buffer index, for the
+    # next operation's chained IFM or IFM2; never in memory
+    chained: dict[int, np.ndarray] = field(default_factory=dict)
     trace: list[TraceEntry] = field(default_factory=list)
 
     def region(self, op: Operation, index: int) -> np.ndarray:

@@ -24,7 +24,6 @@ from sdk.ethosu.functional.execute import (
     Progress,
     TraceEntry,
     _conv_sum,
-    _dma,
     _feature_map,
     _ifm_zero_point,
     _kernel,
@@ -48,6 +47,18 @@ IGNORED = ("DMA_WAIT", "KERNEL_WAIT", "PMU_MASK", "STOP", "IRQ")
 # OFM_SCALE round_mode -> arith's rounding (the others are refused: not reached or not known)
 ROUND_MODES = {0: arith.RoundMode.DBL, 1: arith.RoundMode.NATURAL, 4: arith.RoundMode.TRUNCATE}
 ACC_BITS = {0: 32, 1: 48}
+LUTRAM_BYTES = 2048  # the U85's internal LUT memory: DMA_DST region_mode INTERNAL, address 0..
+LUT_SLOT_BYTES = 256
+# ACTIVATION activation_function -> (LUT input dtype, entry dtype, table bytes); the table field
+# counts tables of that size (regor: slot / (size / 256)). 16-bit inputs take 512 (base, slope)
+# int16 pairs interpolated as the U55's int16 LUT (arith.lut16).
+LUTS = {
+    "LUT_S8_S8": (np.dtype(np.int8), np.dtype(np.int8), 256),
+    "LUT_U8_U8": (np.dtype(np.uint8), np.dtype(np.uint8), 256),
+    "LUT_S8_S16": (np.dtype(np.int8), np.dtype("<i2"), 512),
+    "LUT_S8_S32": (np.dtype(np.int8), np.dtype("<i4"), 1024),
+    "LUT_S16_S16": (np.dtype(np.int16), np.dtype("<u4"), 2048),
+}
 
 
 def macs_of(decoded: DecodedCmdData) -> int:
@@ -88,7 +99,8 @@ def overlapping_outputs(decoded: DecodedCmdData) -> list[OverlappingOutput]:
     """Every operation of a U85 stream whose OFM overlaps itself (none in a sound stream)."""
     found = []
     for op in decoded.operations:
-        if op.kind in ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE", "RESIZE"):
+        in_memory = _val(op, "OFM_PRECISION", "activation_storage", 0) in (0, 1)  # not chained
+        if in_memory and op.kind in ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE", "RESIZE"):
             hit = _overlap(op, ofm_map(op))
             if hit is not None:
                 found.append(hit)
@@ -108,6 +120,31 @@ def _clamp(op: Operation, dtype: np.dtype) -> tuple[int, int]:
     return arith.clamp_range(dtype, lo, hi)
 
 
+def _lut_of(op: Operation) -> str | None:
+    """The LUT the ACTIVATION register names (None: LUT_NONE); TANH/SIGMOID and 32-bit
+    results from 16-bit inputs are refused (regor emits them for TFLite graphs only)."""
+    code = _val(op, "ACTIVATION", "activation_function", 0)
+    if code == 0:
+        return None
+    name = ENUMS["activation_function"].get(code, str(code))
+    if name not in LUTS:
+        raise _unsupported(op, f"the activation function {name}")
+    return name
+
+
+def _lookup(state: NpuState, op: Operation, lut: str, values: np.ndarray) -> np.ndarray:
+    """The OFM through the LUT in LUTRAM (the output stage's value, clamped, indexes it)."""
+    ifm_dtype, entry, size = LUTS[lut]
+    start = _val(op, "ACTIVATION", "table", 0) * size
+    if start + size > LUTRAM_BYTES:
+        raise ProgramError(f"NPU executor: operation {op.index}: {lut} table past the LUTRAM")
+    table = state.shram[start : start + size].view(entry)
+    if lut == "LUT_S16_S16":
+        return arith.lut16(values, table.astype(np.int64), _round(op))
+    index = np.asarray(values, dtype=np.int64) - (np.iinfo(ifm_dtype).min)
+    return table[index].astype(np.int64)
+
+
 def _round(op: Operation) -> arith.RoundMode:
     mode = _val(op, "OFM_SCALE", "round_mode", 0)
     if mode not in ROUND_MODES:
@@ -123,23 +160,32 @@ def _global_scale(op: Operation) -> tuple[int, int]:
 
 
 def _finish(state: NpuState, op: Operation, acc: np.ndarray, bias, scale, shift) -> None:
-    """Output stage, clamp, (no LUT), transpose or reverse, and the write of the OFM."""
-    fm = ofm_map(op)
-    if _val(op, "ACTIVATION", "activation_function", 0):
-        name = ENUMS["activation_function"].get(op.value("ACTIVATION", "activation_function"))
-        raise _unsupported(op, f"the activation function {name}")
-    if _val(op, "OFM_PRECISION", "activation_storage", 0) != 0:
-        raise _unsupported(op, "a chained or tiled-3x1 OFM")
+    """Output stage, clamp, LUT, reverse or transpose, and the write of the OFM (or its chain
+    buffer: a chained OFM has no tile registers)."""
+    dtype, _ = _precision(op, "OFM")
+    lut = _lut_of(op)
+    storage = ENUMS["activation_storage"][_val(op, "OFM_PRECISION", "activation_storage", 0)]
+    if storage == "TILE3X1":
+        raise _unsupported(op, "an OFM in 3x1 tiles")
     zp = (
         _signed(op, "OFM_ZERO_POINT", "zero_point", 16)
-        if fm.dtype.kind == "i"
+        if dtype.kind == "i"
         else _val(op, "OFM_ZERO_POINT", "zero_point", 0)
     )
-    out = arith.output_stage(acc, bias, scale, shift, _round(op), zp, _clamp(op, fm.dtype))
+    clamp_dtype = dtype if lut is None else LUTS[lut][0]
+    out = arith.output_stage(acc, bias, scale, shift, _round(op), zp, _clamp(op, clamp_dtype))
+    if lut is not None:
+        out = _lookup(state, op, lut, out)
     reverse = _val(op, "OFM_PRECISION", "activation_reverse", 0)
     if reverse:
         out = np.flip(out, axis=reverse - 1)
     out = np.transpose(out, _transpose_axes(op))
+    if storage == "CHAINED":  # kept for the next operation (regor: no reverse, no transpose)
+        state.chained[_val(op, "OFM_REGION", "region")] = out
+        return
+    if storage == "NONE":  # no output (regor's enable_output off)
+        return
+    fm = ofm_map(op)
     hit = _overlap(op, fm)
     if hit is not None:
         raise ProgramError(f"NPU executor: {hit.describe()}: no one result")
@@ -179,9 +225,10 @@ def _scaled_finish(state: NpuState, op: Operation, acc: np.ndarray) -> None:
 
 
 def _ifm_storage(op: Operation, prefix: str) -> None:
+    """Refuses IFM storage other than memory in 2x2 tiles (chained: elementwise only)."""
     storage = _val(op, f"{prefix}_PRECISION", "activation_storage", 0)
     if storage == 2:
-        raise _unsupported(op, f"a chained {prefix}")
+        raise _unsupported(op, f"a chained {prefix} into {op.kind}")
     if storage == 1:
         raise _unsupported(op, f"an {prefix} in 3x1 tiles")
 
@@ -192,7 +239,7 @@ def _ifm_storage(op: Operation, prefix: str) -> None:
 def _conv(state: NpuState, op: Operation, macs: int, depthwise: bool) -> int:
     """CONV or DEPTHWISE; returns the MACs."""
     if not depthwise and op.fields.get("weights_ifm2"):
-        raise _unsupported(op, "a matmul (CONV with weights_ifm2)")
+        return _matmul(state, op)
     _ifm_storage(op, "IFM")
     kernel = _kernel(op)
     oh, ow, oc = _ofm_shape(op)
@@ -202,8 +249,6 @@ def _conv(state: NpuState, op: Operation, macs: int, depthwise: bool) -> int:
     for n in (1, 2, 3):
         if op.value(f"WEIGHT{n}_LENGTH", "length", 0):
             raise _unsupported(op, f"a weight stream per core (WEIGHT{n})")
-    if _val(op, "WEIGHT_FORMAT", "weight_sparsity", 0):
-        raise _unsupported(op, "2:4 sparse weights")
     padded, _ = _padded_ifm(state, Batch([op]), kernel, zp)
     x = padded - zp
     ic = x.shape[-1]
@@ -224,6 +269,7 @@ def _conv(state: NpuState, op: Operation, macs: int, depthwise: bool) -> int:
         macs=macs,
         stride=(kernel.stride_y, kernel.stride_x),
         dilation=(kernel.dilation_y, kernel.dilation_x),
+        sparse=bool(_val(op, "WEIGHT_FORMAT", "weight_sparsity", 0)),
     )
     region = state.region(op, _val(op, "WEIGHT_REGION", "region"))
     base = _val(op, "WEIGHT_BASE", "addr")
@@ -251,6 +297,29 @@ def _conv(state: NpuState, op: Operation, macs: int, depthwise: bool) -> int:
     return oh * ow * oc * kernel.height * kernel.width * (1 if depthwise else ic)
 
 
+def _matmul(state: NpuState, op: Operation) -> int:
+    """CONV with weights_ifm2: OFM[h, w, n] = sum over k of IFM[h, w, k] * IFM2[h, n, k] (regor
+    gives IFM2 transposed to (H, N, K); IFM2 shares IFM_DEPTH), zero points off both."""
+    _ifm_storage(op, "IFM")
+    _ifm_storage(op, "IFM2")
+    kernel = _kernel(op)
+    if (kernel.height, kernel.width, kernel.stride_y, kernel.stride_x) != (1, 1, 1, 1):
+        raise _unsupported(op, "a matmul with a kernel other than 1x1")
+    oh, ow, oc = _ofm_shape(op)
+    zp = _ifm_zero_point(op)
+    padded, _ = _padded_ifm(state, Batch([op]), kernel, zp)
+    x = padded[:oh, :ow] - zp
+    ic = x.shape[-1]
+    w = _read(state, Batch([op]), "IFM2", (oh, oc, ic)) - _ifm_zero_point(op, "IFM2")
+    acc = np.einsum("hwk,hnk->hwn", x, w)
+    bits = _acc_bits(op)
+    reach = np.abs(x).max(initial=0) * np.abs(w).sum(axis=-1).max(initial=0)
+    if reach >= 1 << (bits - 1):
+        raise _unsupported(op, f"a matmul that may pass the {bits}-bit accumulator")
+    _scaled_finish(state, op, acc)
+    return oh * ow * oc * ic
+
+
 # ---------------------------------------------------------------- pooling
 
 POOL_MODES = ENUMS["pooling_mode"]
@@ -272,9 +341,7 @@ def _pool(state: NpuState, op: Operation) -> None:
             acc = view.copy() if acc is None else pick(acc, view)
         acc = acc - zp
     elif mode in ("SUM", "AVERAGE", "REDUCE_SUM"):  # sums of (x - zp); padding adds nothing
-        if mode == "AVERAGE":  # a padded one differed from TOSA: the U85's divisor is unsettled
-            raise _unsupported(op, "the U85's AVERAGE pool (its divisor is not modelled)")
-        padded, _ = _padded_ifm(state, batch, kernel, zp)
+        padded, mask = _padded_ifm(state, batch, kernel, zp)
         terms = padded - zp
         acc = np.zeros((oh, ow, terms.shape[-1]), dtype=np.int64)
         for _, _, view in _windows(terms, kernel, oh, ow):
@@ -284,11 +351,23 @@ def _pool(state: NpuState, op: Operation) -> None:
         bits = _acc_bits(op)
         if np.abs(acc).max(initial=0) >= 1 << (bits - 1):
             raise _unsupported(op, f"a pooled sum past the {bits}-bit accumulator")
+        if mode == "AVERAGE":
+            acc = _average(acc, mask, kernel, oh, ow)
     else:
         raise _unsupported(op, f"pooling mode {mode}")
     if acc.shape[-1] < oc:
         raise ProgramError(f"NPU executor: operation {op.index}: IFM depth below the OFM's")
     _scaled_finish(state, op, acc[..., :oc])
+
+
+def _average(acc: np.ndarray, mask: np.ndarray, kernel, oh: int, ow: int) -> np.ndarray:
+    """AVERAGE divides each window's sum by its count of real (unpadded) elements itself, as
+    TOSA's AVG_POOL2D does; OFM_SCALE is the rescale after it (regor sets the kernel's count
+    into OFM_SCALE only for the SUM it uses past 8x8)."""
+    counts = np.zeros((oh, ow, 1), dtype=np.int64)
+    for _, _, view in _windows(mask, kernel, oh, ow):
+        counts += view
+    return arith.padded_average(acc, counts)
 
 
 # ---------------------------------------------------------------- elementwise
@@ -308,9 +387,17 @@ def _operand(state: NpuState, op: Operation, prefix: str, shape: tuple[int, int,
         return np.full(shape, value - zp, dtype=np.int64)
     if mode > 7:
         raise _unsupported(op, f"{prefix} broadcast mode {mode}")
-    _ifm_storage(op, prefix)
     extent = tuple(1 if mode & bit else n for bit, n in zip((1, 2, 4), shape))
-    values = _read(state, Batch([op]), prefix, extent)  # type: ignore[arg-type]
+    if _val(op, f"{prefix}_PRECISION", "activation_storage", 0) == 2:  # CHAINED
+        values = state.chained.get(_val(op, f"{prefix}_REGION", "region"))
+        if values is None or values.shape != extent:
+            raise ProgramError(
+                f"NPU executor: operation {op.index}: a chained {prefix} of {extent} that no "
+                "earlier operation left in its chain buffer"
+            )
+    else:
+        _ifm_storage(op, prefix)
+        values = _read(state, Batch([op]), prefix, extent)  # type: ignore[arg-type]
     return np.broadcast_to(values, shape) - zp
 
 
@@ -327,23 +414,81 @@ def _operand_scale(op: Operation, register: str, values: np.ndarray) -> np.ndarr
     return arith.scale_shift(values, scale, shift, rounding)
 
 
-BINARY = ("MUL", "ADD", "SUB", "MIN", "MAX")
+UNARY = ("ABS", "NOT", "CLZ")
+COMPARE = {
+    "CMP_EQ": np.equal,
+    "CMP_NE": np.not_equal,
+    "CMP_GE": np.greater_equal,
+    "CMP_GT": np.greater,
+}
+BITWISE = {
+    "AND": np.bitwise_and,
+    "OR": np.bitwise_or,
+    "XOR": np.bitwise_xor,
+    "AND_NOT": lambda a, b: a & ~b,
+}
 
 
-def _elementwise(state: NpuState, op: Operation) -> str:
-    mode = ENUMS["elementwise_mode"].get(op.fields["elementwise_mode"], "?")
-    if mode not in BINARY:
-        raise _unsupported(op, f"elementwise mode {mode}")
-    shape = _ofm_shape(op)
-    a = _operand_scale(op, "IFM_SCALE", _operand(state, op, "IFM", shape))
-    b = _operand_scale(op, "IFM2_SCALE", _operand(state, op, "IFM2", shape))
-    acc = {
+def _shift_amount(b: np.ndarray) -> np.ndarray:
+    return np.clip(b, 0, 31)
+
+
+def _compute(op: Operation, mode: str, a: np.ndarray, b: np.ndarray | None, bits: int):
+    """One elementwise mode over the operands (zero points off, IFM scales applied); the
+    result goes through the output stage. Comparisons give all ones (-1) or 0: regor's bool8,
+    which its SELECT lowering uses as a bit mask (AND, AND_NOT, OR)."""
+    if mode in COMPARE:
+        return -COMPARE[mode](a, b).astype(np.int64)
+    if mode in BITWISE:
+        return BITWISE[mode](a, b)
+    simple = {
         "MUL": lambda: a * b,
         "ADD": lambda: a + b,
         "SUB": lambda: a - b,
         "MIN": lambda: np.minimum(a, b),
         "MAX": lambda: np.maximum(a, b),
-    }[mode]()
+        "ABS": lambda: np.abs(a),
+        "NOT": lambda: ~a,
+    }
+    if mode in simple:
+        return simple[mode]()
+    if mode == "SHL":  # in the IFM's width, wrapping (TOSA LOGICAL_LEFT_SHIFT)
+        out = (a << _shift_amount(b)) & ((1 << bits) - 1)
+        return np.where(out >= 1 << (bits - 1), out - (1 << bits), out)
+    if mode == "LSR":  # the IFM's bits as unsigned
+        return (a & ((1 << bits) - 1)) >> _shift_amount(b)
+    if mode == "SHR":  # arithmetic, rounded by the OFM rounding (TOSA's round flag)
+        return arith.scale_shift(a, 1, _shift_amount(b), _round(op))
+    if mode == "CLZ":
+        unsigned = a & 0xFFFFFFFF
+        width = np.zeros_like(unsigned)
+        for k in range(32):
+            width = np.where(unsigned >> k, k + 1, width)
+        return 32 - width
+    if mode == "DIV":  # TOSA INTDIV: truncating; a zero divisor is the device's own answer
+        if np.any(b == 0):
+            raise _unsupported(op, "DIV by zero (the device's result is not modelled)")
+        quotient = np.abs(a) // np.abs(b)
+        return np.where((a < 0) != (b < 0), -quotient, quotient)
+    raise _unsupported(op, f"elementwise mode {mode}")
+
+
+MODELLED = (
+    "MUL", "ADD", "SUB", "MIN", "MAX", *UNARY, *COMPARE, *BITWISE, "SHL", "SHR", "LSR", "DIV",
+)  # fmt: skip
+
+
+def _elementwise(state: NpuState, op: Operation) -> str:
+    mode = ENUMS["elementwise_mode"].get(op.fields["elementwise_mode"], "?")
+    if mode not in MODELLED:
+        raise _unsupported(op, f"elementwise mode {mode}")
+    shape = _ofm_shape(op)
+    a = _operand_scale(op, "IFM_SCALE", _operand(state, op, "IFM", shape))
+    b = None
+    if mode not in UNARY:
+        b = _operand_scale(op, "IFM2_SCALE", _operand(state, op, "IFM2", shape))
+    bits = 8 * _precision(op, "IFM")[0].itemsize
+    acc = _compute(op, mode, a, b, bits)
     scale, shift = _global_scale(op)
     _finish(state, op, np.asarray(acc, dtype=np.int64), 0, scale, shift)
     return mode
@@ -353,15 +498,25 @@ def _elementwise(state: NpuState, op: Operation) -> str:
 
 
 def _dma_u85(state: NpuState, op: Operation) -> None:
-    """A contiguous DMA (the U55's model); strided and indexed U85 DMAs are refused."""
+    """A contiguous DMA between regions, or into LUTRAM (DST region_mode INTERNAL: a LUT);
+    strided and indexed U85 DMAs are refused."""
     for side in ("SRC", "DST"):
         if _val(op, f"DMA0_{side}_REGION", "idx_mode", 0):
             raise _unsupported(op, "an indexed (gather/scatter) DMA")
     if _val(op, "DMA0_SRC_REGION", "stride_mode", 0):
         raise _unsupported(op, "a strided U85 DMA")
+    if _val(op, "DMA0_SRC_REGION", "region_mode", 0):
+        raise _unsupported(op, "a DMA from the U85's internal memory")
+    length = _val(op, "DMA0_LEN", "addr")
+    src = state.region(op, _val(op, "DMA0_SRC_REGION", "region"))
+    src_at, dst_at = _val(op, "DMA0_SRC", "addr"), _val(op, "DMA0_DST", "addr")
     if _val(op, "DMA0_DST_REGION", "region_mode", 0):
-        raise _unsupported(op, "a DMA into the U85's LUT or internal memory")
-    _dma(state, op)
+        dst, what = state.shram[:LUTRAM_BYTES], "LUTRAM"
+    else:
+        dst, what = state.region(op, _val(op, "DMA0_DST_REGION", "region")), "its region"
+    if src_at + length > src.size or dst_at + length > dst.size:
+        raise ProgramError(f"NPU executor: DMA {op.index}: a copy past {what} or its source")
+    dst[dst_at : dst_at + length] = src[src_at : src_at + length].copy()
 
 
 def execute(decoded: DecodedCmdData, state: NpuState, progress: Progress | None = None) -> NpuState:
@@ -388,6 +543,8 @@ def execute(decoded: DecodedCmdData, state: NpuState, progress: Progress | None 
             mode, shape = _elementwise(state, op), _ofm_shape(op)
         else:
             raise _unsupported(op, f"operation {kind}")
+        lut = _lut_of(op) if kind in ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE") else None
+        mode = f"{mode}+{lut}" if lut else mode
         seconds = time.perf_counter() - started
         state.trace.append(TraceEntry(op.index, kind, mode, shape, seconds, done))
     if progress is not None:

@@ -25,6 +25,10 @@ first, for one core (U85-128/256; multi-core streams interleave and are refused)
               zeros up to the sub-kernel's element count rounded to 5 (8-bit part-kernel) or
               10 (16-bit part-kernel, depthwise); depth-first rounds to 1
 
+With 2:4 sparse weights (WEIGHT_FORMAT weight_sparsity) the stream holds the same values in
+the same nesting, IFM channels in steps of 16, part-kernel-first rounding to 10, and a 128-deep
+IFM block for 8-bit depth-first (regor's `ChooseKernelFirst` / block config).
+
 The IFM block depth and the OFM micro-block depth are not registers: they follow from the MAC
 count (CONFIG), the OFM micro-block (ACC_FORMAT microblock) and the weight order (regor's
 `ethos_u85.cpp`: 64 depth-first, 16 part-kernel-first, 32 on U85-128/256 with a 16-deep OFM
@@ -84,6 +88,7 @@ class U85WeightOrder:
     macs: int = 256
     stride: tuple[int, int] = (1, 1)  # (y, x)
     dilation: tuple[int, int] = (1, 1)
+    sparse: bool = False  # WEIGHT_FORMAT 2:4 sparsity: the same values, ordered in 16s
 
     def __post_init__(self) -> None:
         if CORES.get(self.macs, 0) != 1:
@@ -98,9 +103,11 @@ class U85WeightOrder:
     def ifm_block_depth(self) -> int:
         if self.traversal is Traversal.PART_KERNEL:
             return 16
-        if self.ifm_bits == 32 or (self.macs in (128, 256) and self.ofm_ublock == 16):
+        if self.ifm_bits == 32 or (
+            self.macs in (128, 256) and self.ofm_ublock == 16 and not self.sparse
+        ):
             return 32
-        return 64
+        return 128 if self.sparse and self.ifm_bits == 8 else 64
 
 
 def stream_order(shape: tuple[int, int, int, int], order: U85WeightOrder) -> np.ndarray:
@@ -111,15 +118,17 @@ def stream_order(shape: tuple[int, int, int, int], order: U85WeightOrder) -> np.
     part_kernel = order.traversal is Traversal.PART_KERNEL
     ifm16 = order.ifm_bits == 16
     ifm_block = order.ifm_block_depth
+    sparse = order.sparse
     if part_kernel:
-        element_round, ifm_ublock = (10 if ifm16 else 5), (8 if ifm16 else ifm_block)
+        element_round = 10 if ifm16 or sparse else 5
+        ifm_ublock = 8 if ifm16 and not sparse else ifm_block
     elif depthwise:
         element_round, ifm_ublock = 10, 1
     else:
         element_round, ifm_ublock = 1, ifm_block
     stride_y, stride_x = (1, 1) if order.traversal is Traversal.DEPTH_FIRST else order.stride
     dw_padding = 0 if (not ifm16 and order.macs <= 256) else (2 if order.macs <= 512 else 6)
-    inner_step = 1 if depthwise else 8
+    inner_step = 1 if depthwise else (16 if sparse else 8)
     oub = order.ofm_ublock
     decomp_y, decomp_x = 8 // order.dilation[0], 8 // order.dilation[1]
     pieces: list[np.ndarray] = []
