@@ -1,8 +1,10 @@
-"""The Ethos-U85 side (issue 31): exports for ethos-u85-256, their command streams decoded
-field for field as Vela lists them, and run in the functional U85 model (execute_u85) bit for
-bit against the TOSA reference model; what is not modelled is refused by name.
+"""The Ethos-U85 side (issue 31): exports for ethos-u85-256 and -128 (what ExecuTorch's tests
+compile for), their command streams decoded field for field as Vela lists them, and run in the
+functional U85 model (execute_u85) bit for bit against the TOSA reference model, INT8 and the
+zoo block at INT16 (a16w8: 48-bit accumulators); what is not modelled is refused by name.
+The wheel's own U85 cases: test_u85_peer_sample.py.
 
-The exports are made once per module (each ~8 s: the tests are `slow`).
+The exports are made once per module (each ~3-8 s: the tests are `slow`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ EXPECTED_OPS = {
     "mobilenet_v2_block": {("CONV", ""), ("DEPTHWISE", ""), ("ELEMENTWISE", "ADD")},
 }
 NPU = NpuConfig.U85_256
+# (model, NPU, quantization) beyond every model on NPU at INT8: U85-128 is one core with its
+# own micro-blocks (U1X2 / U1X1) and weight order; INT16 takes 48-bit accumulators and scales
+MORE = [
+    ("mobilenet_v2_block", NpuConfig.U85_128, QuantMode.INT8),
+    ("conv", NpuConfig.U85_128, QuantMode.INT8),
+    ("depthwise", NpuConfig.U85_128, QuantMode.INT8),
+    ("mobilenet_v2_block", NpuConfig.U85_128, QuantMode.INT16),
+    ("conv", NpuConfig.U85_256, QuantMode.INT16),
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +60,15 @@ def u85_program(tmp_path_factory):
     from sdk.export.model_loader import load_model
     from sdk.export.pipeline import lower, quantize
 
-    cache: dict[str, Path] = {}
+    cache: dict[tuple, Path] = {}
 
-    def get(model: str) -> Path:
-        if model not in cache:
-            quantized = quantize(load_model(str(MODELS[model])), NPU, QuantMode.INT8)
-            outdir = tmp_path_factory.mktemp(f"u85_{model}")
-            cache[model] = lower(quantized, outdir).program_path
-        return cache[model]
+    def get(model: str, npu: NpuConfig = NPU, quant: QuantMode = QuantMode.INT8) -> Path:
+        key = (model, npu, quant)
+        if key not in cache:
+            quantized = quantize(load_model(str(MODELS[model])), npu, quant)
+            outdir = tmp_path_factory.mktemp(f"u85_{model}_{npu.value}_{quant.value}")
+            cache[key] = lower(quantized, outdir).program_path
+        return cache[key]
 
     return get
 
@@ -85,13 +97,28 @@ def _differences(program, seed: int = 0) -> tuple[list[tuple[int, int]], set]:
     return found, ran
 
 
-@pytest.mark.parametrize("model", sorted(MODELS))
-def test_u85_command_stream_equals_the_tosa_reference_model(u85_program, model):
-    program = load_program(u85_program(model))
+@pytest.mark.parametrize(
+    "model,npu,quant",
+    [(m, NPU, QuantMode.INT8) for m in sorted(MODELS)] + MORE,
+    ids=lambda v: getattr(v, "value", v),
+)
+def test_u85_command_stream_equals_the_tosa_reference_model(u85_program, model, npu, quant):
+    program = load_program(u85_program(model, npu, quant))
     for seed in (0, 1):
         found, ran = _differences(program, seed)
         assert found and all(f == (0, 0) for f in found), found
     assert EXPECTED_OPS[model] <= ran, f"ran {sorted(ran)}"
+
+
+def test_int16_uses_the_48_bit_accumulator(u85_program):
+    """The a16w8 zoo block's convolutions run with ACC_FORMAT I48 (48-bit bias records)."""
+    program_path = u85_program("mobilenet_v2_block", NpuConfig.U85_128, QuantMode.INT16)
+    _, stream = _payload(program_path)
+    decoded = decode_cmd_data(stream.blocks["cmd_data"])
+    formats = {
+        op.value("ACC_FORMAT", "acc_format") for op in decoded.operations if op.kind == "CONV"
+    }
+    assert formats == {1}, formats
 
 
 def _payload(program_path: Path):
@@ -116,10 +143,11 @@ def test_a_wrong_register_shows_in_the_comparison(u85_program, monkeypatch):
 @pytest.mark.parametrize(
     "model,register,param,message",
     [
-        ("add", "NPU_OP_ELEMENTWISE", 11, "elementwise mode DIV"),
-        ("conv", "NPU_OP_POOL", 1, "AVERAGE pool"),
-        ("conv", "NPU_SET_WEIGHT_FORMAT", 1 << 4 | 1, "2:4 sparse weights"),
-        ("conv", "NPU_OP_CONV", 1, "matmul"),
+        ("add", "NPU_OP_ELEMENTWISE", 5, "elementwise mode LRELU"),
+        ("conv", "NPU_OP_POOL", 6, "pooling mode ARGMAX_X"),
+        ("conv", "NPU_SET_ACC_FORMAT", 1 << 4, "an accumulator kept or fed across"),
+        ("conv", "NPU_SET_ACTIVATION", 11, "activation function LUT_SIGMOID"),
+        ("add", "NPU_SET_OFM_PRECISION", 1 << 14 | 0x0101, "an OFM in 3x1 tiles"),
     ],
 )
 def test_what_the_u85_model_does_not_model_is_refused_by_name(
@@ -160,3 +188,23 @@ def test_u85_decoder_matches_vela_listing(u85_program, tmp_path, model):
             ), where
             assert (cmd.param, cmd.payload) == (ref.param, ref.payload), where
             assert tuple(field_texts(cmd)) == ref.fields, where
+
+
+def test_the_cycle_model_refuses_a_u85_stream(u85_program):
+    """sdk.ethosu.cycles follows the U55: a U85 stream is not timed (left out, with why),
+    never timed as a U55's."""
+    from sdk.ethosu.cycles import (
+        CycleModelError,
+        memory_system_from_flags,
+        model_stream,
+        program_timings,
+    )
+
+    program, stream = _payload(u85_program("conv", NpuConfig.U85_128))
+    untimed: dict[int, str] = {}
+    assert program_timings(program, untimed=untimed) == {}
+    assert "not modelled for the Ethos-U85" in untimed[0], untimed
+    flags = read_delegates(program)[0].compile_specs["compile_flags"]
+    system = memory_system_from_flags(flags)
+    with pytest.raises(CycleModelError, match="Ethos-U85 command stream"):
+        model_stream(stream.blocks["cmd_data"], "ethos-u55-128", system)
