@@ -38,14 +38,13 @@ FVP_ENV = "SDK_FVP"
 START_TIMEOUT_S = 60.0
 
 
-# CONFIG.product (bits 31:28 of the CONFIG word a command stream was compiled for) -> the NPU.
-NPU_PRODUCTS = {0: "ethos-u55", 1: "ethos-u65", 2: "ethos-u85"}
-
-
 def compiled_config(config_word: int) -> str:
-    """The NPU config a command stream's OPTIMIZER_CONFIG word names ("ethos-u85-128")."""
-    product = NPU_PRODUCTS.get(config_word >> 28, f"npu-product-{config_word >> 28}")
-    return f"{product}-{1 << (config_word & 0xF)}"
+    """The NPU config a command stream's OPTIMIZER_CONFIG word names ("ethos-u85-128"): its
+    product (bits 31:28) and log2 of its MACs (bits 3:0)."""
+    from sdk.ethosu.stream.decode import PRODUCTS
+
+    name = PRODUCTS.get(config_word >> 28, f"npu-product-{config_word >> 28}")
+    return f"{name.lower()}-{1 << (config_word & 0xF)}"
 
 
 class FvpDriver:
