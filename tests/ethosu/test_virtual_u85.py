@@ -1,0 +1,123 @@
+"""The virtual Ethos-U85 (sdk/ethosu/device.py VirtualU85): the U55's model with the U85's
+register file, ID and CONFIG, and jobs that are run but not timed. Register numbers are
+regor's (ethos_u85_interface.hpp, Vela 5.1.0), as the firmware's driver.h has them; the
+firmware's driver against it end to end: tests/firmware/test_fvp.py (the Corstone-320 deploy).
+Here with a fake session and executor: no firmware."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from sdk.errors import UsageError
+from sdk.ethosu.device import (
+    CMD_RUN,
+    CYCLE_BIT,
+    SHARED,
+    STATUS_END,
+    U55,
+    U85,
+    Delegate,
+    VirtualU55,
+    VirtualU85,
+    id_and_config,
+    layout_of,
+)
+from sdk.ethosu.payload import NpuTensor, VelaStream
+from sdk.link import protocol as p
+from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
+from tests.ethosu.test_u55_keepalive import FakeSession
+
+REG = U85.reg
+
+
+def test_the_u85_keeps_the_u55_s_control_registers_and_has_its_own():
+    for name, offset in SHARED.items():
+        assert U55.reg[name] == REG[name] == offset
+    assert (SHARED["CONFIG"], SHARED["REGIONCFG"], SHARED["BASEP0"]) == (0x28, 0x3C, 0x80)
+    # regor's numbers (the firmware's driver.h: MEM_ATTR0, AXI_SRAM, AXI_EXT, PMU_U85)
+    assert [REG[f"MEM_ATTR{n}"] for n in range(4)] == [0x40, 0x44, 0x48, 0x4C]
+    assert (REG["AXI_SRAM"], REG["AXI_EXT"]) == (0x50, 0x54)
+    assert (REG["PMCR"], REG["PMCNTENSET"], REG["PMCNTENCLR"]) == (0x1180, 0x1184, 0x1188)
+    assert (REG["PMCCNTR_LO"], REG["PMCCNTR_HI"], REG["PMCCNTR_CFG"]) == (0x11A0, 0x11A4, 0x11A8)
+    assert (REG["PMEVCNTR0"], REG["PMEVCNTR7"], REG["PMEVTYPER7"]) == (0x1300, 0x131C, 0x139C)
+    assert not any(name.startswith("AXI_LIMIT") for name in REG)  # the U55's, at MEM_ATTR's place
+    assert U55.reg["PMCR"] == 0x180 and U55.event_counters == 4 and U85.event_counters == 8
+    # STATUS: bit 7 is the U55's wd_fault, reserved on the U85; bit 9 the U85's branch_fault
+    assert U55.faults & (1 << 7) and not U55.faults & (1 << 9)
+    assert U85.faults & (1 << 9) and not U85.faults & (1 << 7)
+
+
+def test_id_and_config_are_vela_s_payload_words_per_mac_count():
+    assert id_and_config("ethos-u85-128") == (0x20007000, 0x20000117)
+    assert id_and_config("ethos-u85-2048") == (0x20007000, 0x2000261B)
+    npu = VirtualU85("ethos-u85-256")
+    assert (npu.read(REG["ID"]), npu.read(REG["CONFIG"])) == (0x20007000, 0x20000118)
+    assert npu.read(REG["CONFIG"]) >> 28 == 2  # product: the U85
+    assert npu.read(REG["PMCR"]) >> 11 == 8  # num_event_cnt
+    assert npu.name == "virtual U85"
+
+
+def test_the_layout_comes_from_the_npu_config():
+    assert layout_of("ethos-u85-128") is U85 and layout_of("ethos-u55-64") is U55
+    with pytest.raises(UsageError, match="no virtual NPU"):
+        layout_of("ethos-u65-256")
+    with pytest.raises(UsageError, match="is no Ethos-U55"):
+        VirtualU55("ethos-u85-128")
+    with pytest.raises(UsageError, match="is no Ethos-U85"):
+        VirtualU85("ethos-u55-128")
+
+
+def test_the_pmu_lives_at_0x1180_and_another_layout_s_writes_are_noted():
+    npu = VirtualU85("ethos-u85-128")
+    writes = [(REG["PMCNTENSET"], CYCLE_BIT | 0xFF), (REG["PMCNTENCLR"], 0x80)]
+    npu.handle(FakeSession(bytearray(16)), p.NpuRegs(0, tuple(writes), None))  # type: ignore[arg-type]
+    assert npu.read(REG["PMCNTENSET"]) == npu.read(REG["PMCNTENCLR"]) == CYCLE_BIT | 0x7F
+    assert npu.unknown_writes == []
+    # the U55's PMCR and AXI_LIMIT-free layout: a U55 driver on a U85 writes where nothing is
+    npu.handle(FakeSession(bytearray(16)), p.NpuRegs(1, ((U55.reg["PMCR"], 5),), None))  # type: ignore[arg-type]
+    assert npu.unknown_writes == [0x180]
+
+
+class AddOne:
+    """An executor adding 1 to an int8 tensor of 8."""
+
+    name = "fake executor"
+
+    def io(self, delegate_index: int) -> TosaGraphInfo:
+        tensor = TosaTensorInfo("x", (1, 8), np.dtype(np.int8))
+        return TosaGraphInfo([tensor], [tensor])
+
+    def run(self, delegate_index, inputs, progress=None):
+        return [inputs[0] + 1]
+
+
+def test_a_job_runs_and_is_reported_as_not_timed():
+    """The job's outputs are written and the IRQ rises as on the U55; the job log says why it
+    has no cycles, and the cycle counter the driver enabled stays 0 (not a made-up figure)."""
+    queue, weights = bytes(range(32)), b"weights!"
+    memory = bytearray(0x1000)
+    memory[0x100 : 0x100 + len(queue)] = queue
+    memory[0x400 : 0x400 + len(weights)] = weights
+    memory[0x800:0x808] = bytes(range(8))
+    record = NpuTensor((1, 1, 1, 1, 1, 8), 1, 0, 1)
+    out = NpuTensor((1, 1, 1, 1, 1, 8), 1, 64, 1)
+    stream = VelaStream({"weight_data": weights}, inputs=[record], outputs=[out])
+    npu = VirtualU85("ethos-u85-128", executor=AddOne())  # type: ignore[arg-type]
+    npu._delegates.append(Delegate(0, stream, queue, hashlib.sha256(weights).digest()))
+    writes = [
+        (REG["MEM_ATTR2"], 4), (REG["AXI_SRAM"], 0x2100B), (REG["QBASE0"], 0x100),
+        (REG["QSIZE"], len(queue)), (REG["BASEP0"], 0x400), (REG["BASEP2"], 0x800),
+        (REG["BASEP4"], 0x800), (REG["PMCR"], 0x5), (REG["PMCNTENSET"], CYCLE_BIT),
+        (REG["CMD"], CMD_RUN),
+    ]  # fmt: skip
+    value, irq = npu.handle(FakeSession(memory), p.NpuRegs(0, tuple(writes), REG["PMCCNTR_LO"]))  # type: ignore[arg-type]
+    assert npu.fault is None and irq and npu.read(REG["STATUS"]) == STATUS_END
+    assert bytes(memory[0x840:0x848]) == bytes(range(1, 9))
+    assert value == 0 and npu.cycle_counter == 0
+    (job,) = npu.job_log
+    assert job.delegate == 0 and job.cycles is None and job.counters == {}
+    assert "not modelled for the Ethos-U85" in (job.timing_error or "")
+    assert npu.read(REG["MEM_ATTR2"]) == 4 and npu.unknown_writes == []
