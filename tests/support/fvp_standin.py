@@ -6,9 +6,11 @@ command line and serves UART0's link from something that runs here.
     runs an M85, so the stand-in checks that the ELF boots where the SSE-320 resets (a vector
     table at INITSVTOR 0x11000000 whose reset handler lies in a loaded executable segment)
     and serves the link from the host build's link server (build/host/host_link, reporting
-    board corstone320): the same firmware/link code and kernels, but not the M85 image, and
-    no NPU (the link's virtual U55 answers, U55 programs only). Its port is the one host_link
-    picked, not the first free one from start_port; --data is refused (not modelled).
+    board corstone320, NPU ethos-u85-<num_macs>): the same firmware/link code, kernels and
+    Ethos-U driver (in its U85 register layout), but not the M85 image, and no NPU: the
+    link's virtual U85 answers the driver (sdk.ethosu.device.VirtualU85, the functional U85
+    running Vela's command stream). Its port is the one host_link picked, not the first free
+    one from start_port; --data is refused (not modelled).
 
 What it models of the FVP, from Arm's documentation (../shared/notes/peers.md):
   - options `-C NAME=VALUE`, `-a ELF`, `--data FILE@ADDRESS`, `--timelimit SECONDS`; an unknown
@@ -174,7 +176,14 @@ def serve_host_link(params: dict[str, str], elf: Path, preloads: list[Preload]) 
     out_file = params["mps4_board.uart0.out_file"]
     if out_file:
         Path(out_file).touch()
-    command = [str(HOST_LINK), "--board", "corstone320", "--listen", "127.0.0.1:0"]
+    # The FVP's NPU as the firmware's INFO names it: the board's kind, the MACs asked for; the
+    # host build's driver takes its register layout from it (the U85's).
+    macs = params["mps4_board.subsystem.ethosu.num_macs"]
+    npu_config = f"{load_board('corstone320').npu_kind}-{macs}"
+    command = [
+        str(HOST_LINK), "--board", "corstone320", "--npu-config", npu_config,
+        "--listen", "127.0.0.1:0",
+    ]  # fmt: skip
     server = subprocess.Popen(command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     assert server.stderr is not None
     line = server.stderr.readline()
