@@ -385,7 +385,13 @@ def deploy(
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
         placement=placement_of(
-            program, export_report, chosen.npu, npu_executor or VIRTUAL_NPU_EXECUTOR
+            program,
+            export_report,
+            # A target that has an NPU but whose firmware drove the host's virtual one (the
+            # FVP stand-in) ran its delegates there: the run says so.
+            None if run.npu_run is not None and run.npu_run.executor else chosen.npu,
+            npu_executor or VIRTUAL_NPU_EXECUTOR,
+            npu_config.value,
         ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
         dataset=dataset_section,

@@ -81,6 +81,7 @@ class Board:
     npu_memories: NpuMemories | None = None  # the NPU's ports as Vela sees them
     cpu_clock_hz: int | None = None  # cpu.clock_hz (None: board.yaml does not say)
     no_targets: dict[str, str] = field(default_factory=dict)  # target -> why the board has none
+    cpu_core: str = "cortex-m55"  # cpu.core: what the reports call the CPU
 
     @property
     def npu_clock_hz(self) -> int | None:
@@ -294,4 +295,5 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
         cpu_clock_hz=None if clock is None else _int(f"{where}: cpu.clock_hz", clock),
         no_targets={str(k): str(v) for k, v in (data.get("no_targets") or {}).items()},
+        cpu_core=str(cpu.get("core", "cortex-m55")),
     )

@@ -116,6 +116,12 @@ HOST_REFERENCE_EXECUTOR = "tosa"
 VIRTUAL_NPU_EXECUTOR = "command-stream"
 
 
+def executor_text(kind: str, npu: str = "Ethos-U55") -> str:
+    """What executor `kind` runs a delegate on, for an `npu` ("Ethos-U85") stream: the
+    command-stream executor runs the functional model of the stream's own NPU."""
+    return NPU_EXECUTORS[kind].replace("Ethos-U55", npu)
+
+
 def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecutor:
     """The executor `--npu-executor` names: `tosa` (each delegate's saved TOSA on the TOSA
     reference model) or `command-stream` (Vela's command stream on sdk.ethosu.functional's model

@@ -7,11 +7,12 @@ Here with a fake session and executor: no firmware."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sdk.errors import UsageError
+from sdk.errors import TargetError, UsageError
 from sdk.ethosu.device import (
     CMD_RUN,
     CYCLE_BIT,
@@ -27,8 +28,12 @@ from sdk.ethosu.device import (
 )
 from sdk.ethosu.payload import NpuTensor, VelaStream
 from sdk.link import protocol as p
+from sdk.program.pte import load_program
 from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
+from sdk.targets.host import run_host
+from sdk.targets.linked import run_linked, virtual_npu_of
 from tests.ethosu.test_u55_keepalive import FakeSession
+from tests.ethosu.test_virtual_u55 import host_link
 
 REG = U85.reg
 
@@ -121,3 +126,66 @@ def test_a_job_runs_and_is_reported_as_not_timed():
     assert job.delegate == 0 and job.cycles is None and job.counters == {}
     assert "not modelled for the Ethos-U85" in (job.timing_error or "")
     assert npu.read(REG["MEM_ATTR2"]) == 4 and npu.unknown_writes == []
+
+
+# ---- the firmware's driver (host build, U85 layout) against it, over the link -------------
+
+
+@pytest.fixture(scope="module")
+def u85_conv(tmp_path_factory):
+    """The one-convolution model exported for ethos-u85-128: (program path, inputs)."""
+    from sdk.ethosu.config import NpuConfig, QuantMode
+    from sdk.export.model_loader import load_model
+    from sdk.export.pipeline import lower, quantize
+
+    quantized = quantize(load_model(str(CONV_MODEL)), NpuConfig.U85_128, QuantMode.INT8)
+    pte = lower(quantized, tmp_path_factory.mktemp("u85_conv")).program_path
+    return pte, [t.numpy() for t in quantized.loaded.example_inputs]
+
+
+CONV_MODEL = Path(__file__).parent / "models" / "conv.py"
+
+
+@pytest.mark.slow
+def test_the_driver_s_u85_layout_runs_on_the_virtual_u85(host_build, u85_conv, tmp_path):
+    """host_link --npu-config ethos-u85-128: the driver checks the U85's ID/CONFIG against the
+    stream's, sets the U85's AXI registers and PMU (nothing written where the U85 has no
+    register), the job runs on the functional U85, and the outputs are the host reference's."""
+    pte, inputs = u85_conv
+    program = load_program(pte)
+    with host_link(host_build, tmp_path / "link.log", "--npu-config", "ethos-u85-128") as session:
+        outputs, record = run_linked(session, program, inputs)
+        npu = virtual_npu_of(session)
+        assert session.info is not None and session.info.npu_config == "ethos-u85-128"
+        stats = session.stats()
+    for got, want in zip(outputs, run_host(pte, inputs), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert isinstance(npu, VirtualU85) and npu.jobs == npu.interrupts == 1
+    assert npu.unknown_writes == []
+    # the firmware's U85 defaults (driver.h kDefaultMemAttr, kDefaultAxiSram/Ext)
+    assert [npu.read(REG[f"MEM_ATTR{n}"]) for n in range(4)] == [0, 0, 4, 4]
+    assert (npu.read(REG["AXI_SRAM"]), npu.read(REG["AXI_EXT"])) == (0x20F0B, 0x21F3F)
+    assert npu.read(REG["PMCNTENSET"]) == CYCLE_BIT  # the driver's PMU set-up, at 0x1180
+    assert stats.npu_counters == 0 and stats.npu_cycles == 0  # not timed: nothing counted
+    modelled = record.npu_modelled
+    assert modelled is not None and [d.cycles for d in modelled.delegates] == [None]
+
+
+@pytest.mark.slow
+def test_a_u85_program_on_a_u55_host_link_is_refused_by_the_driver(host_build, u85_conv, tmp_path):
+    """The virtual U55 reports a U55's CONFIG: the driver's config check refuses the U85
+    stream by its product, naming both words."""
+    pte, inputs = u85_conv
+    refused = pytest.raises(TargetError, match=r"for NPU product 2 .*the NPU is product 0")
+    with host_link(host_build, tmp_path / "link.log") as session, refused:
+        run_linked(session, load_program(pte), inputs)
+
+
+@pytest.mark.slow
+def test_a_u85_driver_pointed_at_the_wrong_weights_fails(host_build, u85_conv, tmp_path):
+    """As on the U55: a wrong region 0 is a fault the host names, never a quiet result."""
+    pte, inputs = u85_conv
+    options = ("--npu-config", "ethos-u85-128", "--npu-fault", "wrong_weights")
+    failed = pytest.raises(TargetError, match=r"virtual U85: region 0 .* does not hold delegate")
+    with host_link(host_build, tmp_path / "link.log", *options) as session, failed:
+        run_linked(session, load_program(pte), inputs)
