@@ -7,6 +7,7 @@ behind it."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -265,10 +266,87 @@ def test_the_stand_in_refuses_an_image_that_does_not_boot_from_brom(
     assert "nothing loaded at the reset vector base 0x11000000" in log
 
 
-@pytest.mark.skip(
-    reason="needs the U85 export (sdk export --npu ethos-u85-*: ExecuTorch's U85 compile spec) "
-    "and a virtual U85 behind the stand-in (the U85 command-stream functional model, "
-    "sdk/ethosu/functional): issue 31's export side, another branch"
-)
-def test_a_u85_delegate_deploys_on_the_corstone320_fvp():
-    """`sdk deploy --board corstone320 --target fvp` of a model with Ethos-U85 delegates."""
+# --- Ethos-U85 delegates on the Corstone-320 FVP target: behind the stand-in, the host build's
+# driver (U85 layout) drives the link's virtual U85, which runs Vela's command stream on the
+# functional U85; `sdk deploy` holds the outputs to the host reference (the saved TOSA) ---
+
+U85_MODEL = Path(__file__).parents[1] / "ethosu" / "models" / "conv.py"
+
+
+@pytest.fixture(scope="module")
+def u85_cache(tmp_path_factory) -> Path:
+    """One deploy cache for the module: the second deploy reuses the export and firmware."""
+    return tmp_path_factory.mktemp("u85_cache")
+
+
+def deploy_u85(cache: Path, work: Path, monkeypatch, corrupt: bool = False):
+    """`sdk deploy U85_MODEL --board corstone320 --target fvp` (the FVP is $SDK_FVP, the
+    stand-in); (exit code, deploy.json, the virtual U85s made). `corrupt`: the virtual U85
+    flips one byte of each job's first output, as a wrong NPU result would."""
+    from sdk.cli.main import main
+    from sdk.ethosu.device import VirtualU85
+
+    monkeypatch.setenv("SDK_CACHE_DIR", str(cache))
+    made: list[VirtualU85] = []
+
+    class Kept(VirtualU85):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            made.append(self)
+
+        def _execute(self, delegate, inputs, keepalive):
+            outputs = super()._execute(delegate, inputs, keepalive)
+            if corrupt:
+                outputs[0] = bytes([outputs[0][0] ^ 0x55]) + outputs[0][1:]
+            return outputs
+
+    monkeypatch.setattr("sdk.targets.linked.VirtualU85", Kept)
+    report = work / "deploy.json"
+    code = main([
+        "deploy", str(U85_MODEL), "--board", "corstone320", "--target", "fvp",
+        "-o", str(work / "out"), "--json", str(report),
+    ])  # fmt: skip
+    return code, json.loads(report.read_text()), made
+
+
+@pytest.mark.slow
+def test_a_u85_delegate_deploys_on_the_corstone320_fvp(
+    fvp320_standin, u85_cache, monkeypatch, tmp_path
+):
+    """`sdk deploy --board corstone320 --target fvp` of a convolution: exported for
+    ethos-u85-128 (the board's default), its delegate run by the firmware's driver on the
+    virtual U85 behind the stand-in, the outputs bit-identical to the host reference."""
+    code, report, npus = deploy_u85(u85_cache, tmp_path, monkeypatch)
+    assert code == 0 and report["passed"] is True, report.get("failure")
+    assert report["board"] == "corstone320" and report["target"]["name"] == "fvp"
+    assert report["npu"] == "ethos-u85-128"
+    delegates = report["placement"]["npu"]
+    assert len(delegates) > 0
+    on_u85 = "Ethos-U85 driver (firmware) on a virtual U85 (Vela's command stream on the host's "
+    assert {d["ran_on"] for d in delegates} == {on_u85 + "functional Ethos-U85 model)"}
+    npu_run = report["npu_run"]
+    assert npu_run["npu"] == "Ethos-U85" and npu_run["npu_config"] == "ethos-u85-128"
+    assert npu_run["jobs"] == npu_run["interrupts"] == len(delegates)
+    (output,) = report["outputs"]
+    assert output["host_reference"]["identical"] is True
+    # Each job ran on the virtual U85 the driver programmed in its own layout; not timed.
+    (npu,) = npus
+    assert npu.jobs == len(delegates) and npu.unknown_writes == []
+    assert all(job.cycles is None and job.timing_error for job in npu.job_log)
+    # The FVP was started for the program's MACs; the stand-in served the link with that NPU.
+    command = (Path(report["files"]["log"]).parent / "command.txt").read_text()
+    assert "FVP_Corstone_SSE-320" in command and "ethosu.num_macs=128" in command
+
+
+@pytest.mark.slow
+def test_a_wrong_u85_result_fails_the_corstone320_deploy(
+    fvp320_standin, u85_cache, monkeypatch, tmp_path
+):
+    """One byte of the virtual U85's output changed: the deploy fails against the host
+    reference (exit 4), never passes quietly."""
+    code, report, npus = deploy_u85(u85_cache, tmp_path, monkeypatch, corrupt=True)
+    assert code == 4 and report["passed"] is False
+    assert report["failure"].startswith("the target differs from the host reference")
+    (output,) = report["outputs"]
+    assert output["host_reference"]["identical"] is False
+    assert [npu.jobs for npu in npus] == [1]
