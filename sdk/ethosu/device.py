@@ -74,7 +74,7 @@ from sdk.ethosu.stream.decode import command_stream_bytes
 from sdk.link import protocol as p
 from sdk.program.pte import LoadedProgram
 from sdk.reference.command_stream import ELEMENT_DTYPES
-from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
+from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor, boundary_view
 
 if TYPE_CHECKING:
     from sdk.link.session import LinkSession
@@ -635,14 +635,16 @@ class VirtualNpu:
         keepalive(0, 1)
         arrays = []
         for k, (record, tensor, data) in enumerate(zip(stream.inputs, graph.inputs, inputs)):
-            dtype = _element_dtype(record, "input", k)
-            if dtype != tensor.dtype or record.numel != math.prod(tensor.shape):
+            array = boundary_view(
+                np.frombuffer(data, _element_dtype(record, "input", k)), tensor.dtype
+            )
+            if array is None or record.numel != math.prod(tensor.shape):
                 raise NpuFault(
                     STATUS_PARSE_ERROR,
                     f"input {k}: the NPU record is {record.elem_size}-byte x {record.numel}, "
                     f"the {self.executor.name}'s graph takes {tensor.dtype} {list(tensor.shape)}",
                 )
-            arrays.append(np.frombuffer(data, dtype).reshape(tensor.shape))
+            arrays.append(array.reshape(tensor.shape))
         try:
             results = self.executor.run(delegate.index, arrays, keepalive)
         except SdkError as exc:
@@ -660,7 +662,12 @@ class VirtualNpu:
                     f"{list(array.shape)}, the NPU record is {record.elem_size}-byte x "
                     f"{record.numel}",
                 )
-            outputs.append(np.ascontiguousarray(array).astype(dtype).tobytes())
+            # A bool (the TOSA executor's comparisons) is its bytes, 0 or 1, as the U85 writes
+            # them (regor ends a bool leaving the NPU with an AND 1).
+            same = boundary_view(array, dtype) if array.dtype == np.bool_ else None
+            outputs.append(
+                np.ascontiguousarray(array if same is None else same).astype(dtype).tobytes()
+            )
         return outputs
 
 

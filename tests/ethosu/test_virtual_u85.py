@@ -131,19 +131,24 @@ def test_a_job_runs_and_is_reported_as_not_timed():
 # ---- the firmware's driver (host build, U85 layout) against it, over the link -------------
 
 
-@pytest.fixture(scope="module")
-def u85_conv(tmp_path_factory):
-    """The one-convolution model exported for ethos-u85-128: (program path, inputs)."""
+MODELS = Path(__file__).parent / "models"
+
+
+def export_u85(model: Path, outdir: Path) -> tuple[Path, list[np.ndarray]]:
+    """`model` exported for ethos-u85-128 at INT8: (program path, its example inputs)."""
     from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.export.model_loader import load_model
     from sdk.export.pipeline import lower, quantize
 
-    quantized = quantize(load_model(str(CONV_MODEL)), NpuConfig.U85_128, QuantMode.INT8)
-    pte = lower(quantized, tmp_path_factory.mktemp("u85_conv")).program_path
+    quantized = quantize(load_model(str(model)), NpuConfig.U85_128, QuantMode.INT8)
+    pte = lower(quantized, outdir).program_path
     return pte, [t.numpy() for t in quantized.loaded.example_inputs]
 
 
-CONV_MODEL = Path(__file__).parent / "models" / "conv.py"
+@pytest.fixture(scope="module")
+def u85_conv(tmp_path_factory):
+    """The one-convolution model on ethos-u85-128: (program path, inputs)."""
+    return export_u85(MODELS / "conv.py", tmp_path_factory.mktemp("u85_conv"))
 
 
 @pytest.mark.slow
@@ -189,3 +194,60 @@ def test_a_u85_driver_pointed_at_the_wrong_weights_fails(host_build, u85_conv, t
     failed = pytest.raises(TargetError, match=r"virtual U85: region 0 .* does not hold delegate")
     with host_link(host_build, tmp_path / "link.log", *options) as session, failed:
         run_linked(session, load_program(pte), inputs)
+
+
+# ---- bool outputs: the U85's comparisons leave the NPU as bytes of 0 and 1 ------------------
+
+
+def test_a_bool_and_a_1_byte_integer_cross_a_delegate_boundary_as_their_bytes():
+    """ExecuTorch's EthosUBackend copies a Bool tensor to and from a 1-byte record as bytes;
+    the host reference and the virtual NPU do the same (boundary_view)."""
+    from sdk.reference.executor import boundary_view
+
+    moved = np.array([0, 1, 0, 1], np.int8)
+    as_bool = boundary_view(moved, np.dtype(np.bool_))
+    assert as_bool is not None and as_bool.tolist() == [False, True, False, True]
+    back = boundary_view(as_bool, np.dtype(np.int8))
+    assert back is not None and back.tolist() == [0, 1, 0, 1]
+    assert boundary_view(moved.astype(np.int16), np.dtype(np.bool_)) is None
+    assert boundary_view(np.zeros(4, np.float32), np.dtype(np.int8)) is None
+
+
+def test_bool_outputs_are_compared_by_their_bytes():
+    """ExecuTorch's bool is a byte of 0 or 1; numpy would call a 0xFF byte True and equal to
+    the host reference's. A target that leaves the NPU's all-ones mask in a bool is wrong (its
+    CPU kernels would read a broken bool), so the comparison says so."""
+    from sdk.evaluation.compare import compare_each
+
+    reference = np.array([True, False, True])
+    mask = np.array([0xFF, 0, 0xFF], np.uint8).view(np.bool_)
+    assert np.array_equal(mask, reference)  # what numpy alone would say
+    (different,) = compare_each([mask], [reference])
+    assert not different.exact and not different.ok
+    (same,) = compare_each([np.array([1, 0, 1], np.uint8).view(np.bool_)], [reference])
+    assert same.exact and same.ok
+
+
+@pytest.mark.slow
+def test_a_bool_output_leaves_the_u85_as_bytes_of_0_and_1(host_build, tmp_path):
+    """x > y, delegated whole: regor compares (CMP_GT: all ones for true) then ANDs with 1, so
+    the NPU writes 0/1; the firmware takes the Bool output at the boundary (as ExecuTorch's
+    backend does), and the target's bytes are the host reference's."""
+    from sdk.ethosu.payload import parse_vela_stream
+    from sdk.ethosu.stream.decode import decode_cmd_data
+
+    pte, inputs = export_u85(MODELS / "compare.py", tmp_path / "export")
+    program = load_program(pte)
+    (delegate,) = program.plan.delegates
+    stream = parse_vela_stream(program.delegate_payload(delegate))
+    modes = [
+        op.fields.get("elementwise_mode")
+        for op in decode_cmd_data(stream.blocks["cmd_data"]).operations
+    ]
+    assert modes[:2] == [19, 33]  # CMP_GT, AND (registers_u85 ELEMENTWISE modes)
+    with host_link(host_build, tmp_path / "link.log", "--npu-config", "ethos-u85-128") as session:
+        (got,), _ = run_linked(session, program, inputs)
+    (want,) = run_host(pte, inputs)
+    assert got.dtype == want.dtype == np.bool_
+    assert set(np.unique(got.view(np.uint8))) <= {0, 1}
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
