@@ -358,7 +358,10 @@ U85_NOT_MODELLED = (
 
 def macs_per_cycle(npu_config: str) -> int:
     """The NPU configuration's MACs per cycle, all cores (Vela's ArchitectureFeatures: the
-    figure in the name, e.g. 128 for ethos-u55-128)."""
+    figure in the name, e.g. 128 for ethos-u55-128). Vela's Python has no U85 tables (regor
+    has them): a U85's is the figure in its name, across its 1-4 cores."""
+    if npu_config.startswith("ethos-u85-"):
+        return int(npu_config.removeprefix("ethos-u85-"))
     config = architecture(npu_config).config
     return config.macs * config.cores
 
