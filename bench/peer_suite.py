@@ -55,7 +55,8 @@ SUITES = ("ops", "models")
 # sets it for a run; the case files carry it).
 SEED = 0
 OUTCOMES = ("pass", "mismatch", "quality", "refused", "traceback")
-FVP_XFAIL = "Corstone-300"  # ExecuTorch's xfail for a missing FVP: not a verdict on the case
+# ExecuTorch's xfail for a missing FVP (U55: Corstone-300, U85: Corstone-320): no verdict
+FVP_XFAIL = "Did not find Corstone-3"
 
 
 @dataclass
@@ -203,7 +204,11 @@ def _config_modes(config: Any) -> tuple[str, str | None]:
 
 
 def _stand_in(real: type) -> type:
-    kind = {"EthosU55PipelineINT": "int", "OpNotSupportedPipeline": "not-delegated"}
+    kind = {
+        "EthosU55PipelineINT": "int",
+        "EthosU85PipelineINT": "int",
+        "OpNotSupportedPipeline": "not-delegated",
+    }
     return type(f"Recording{real.__name__}", (_Recorder,), {"kind": kind.get(real.__name__,
                 "other"), "real": real})  # fmt: skip
 
@@ -287,17 +292,19 @@ def _call(
     if not records:
         others = sorted({type(r).__name__.removeprefix("Recording") for r in _Recorder.records})
         raise LookupError(
-            f"the test built no EthosU55PipelineINT / OpNotSupportedPipeline "
+            f"the test built no EthosU55/85PipelineINT / OpNotSupportedPipeline "
             f"({', '.join(others) or 'nothing'})"
         )
     return records[-1]
 
 
-def _is_u55(fn_name: str) -> bool:
-    return fn_name.startswith("test_") and "u55" in fn_name.lower()
+def _is_for(fn_name: str, npu: str) -> bool:
+    """A test function of the NPU family `npu` (u55: every u55 test; u85: its INT tests)."""
+    name = fn_name.lower()
+    return fn_name.startswith("test_") and npu in name and (npu == "u55" or "int" in name)
 
 
-def _describe(case: Case, record: _Recorder) -> None:
+def _describe(case: Case, record: _Recorder, npu: str = "u55") -> None:
     args = record.arguments
     case.kind = record.kind
     case.module_class = type(args.get("module")).__qualname__
@@ -319,7 +326,9 @@ def _describe(case: Case, record: _Recorder) -> None:
                 case.unmapped.append(f"quantizer.{method}")
     else:
         case.cpu_ops = sorted(args.get("non_delegated_ops") or {})
-        if not args.get("u55_subset"):
+        if npu != "u55":
+            case.et_xfail = f"not an {npu.upper()} INT pipeline ({type(record).__name__})"
+        elif not args.get("u55_subset"):
             case.et_xfail = "not a U55 check (u55_subset=False)"
         elif not args.get("quantize"):
             case.et_xfail = "a float (unquantized) check: the SDK deploys quantized programs"
@@ -331,8 +340,9 @@ def _plain(value: Any) -> Any:
     return value if isinstance(value, int | float | str | bool | type(None)) else repr(value)
 
 
-def collect(first: bool, match: str | None = None) -> list[Case]:
-    """Every U55 test call of the wheel's suites (the first parametrization only: `first`)."""
+def collect(first: bool, match: str | None = None, npu: str = "u55") -> list[Case]:
+    """Every U55 (`npu="u85"`: U85 INT) test call of the wheel's suites (the first
+    parametrization only: `first`)."""
     package = importlib.import_module(ET_TEST)
     cases: list[Case] = []
     for suite in SUITES:
@@ -347,7 +357,7 @@ def collect(first: bool, match: str | None = None) -> list[Case]:
                 cases.append(Case(name, "<import>", (), collect_error=_one_line(exc)))
                 continue
             for fn_name, fn in sorted(vars(module).items()):
-                if not (_is_u55(fn_name) and callable(fn)):
+                if not (_is_for(fn_name, npu) and callable(fn)):
                     continue
                 fn_reason = _xfail_reason(
                     [m for m in getattr(fn, "pytestmark", []) if m.name != "parametrize"]
@@ -355,7 +365,7 @@ def collect(first: bool, match: str | None = None) -> list[Case]:
                 for ids, _, reason in _parametrizations(fn):
                     case = Case(name, fn_name, ids, et_xfail=fn_reason or reason)
                     try:
-                        _describe(case, _call(name, fn_name, ids))
+                        _describe(case, _call(name, fn_name, ids), npu)
                     except Exception as exc:
                         case.collect_error = _one_line(exc)
                     cases.append(case)

@@ -313,3 +313,16 @@ def fvp_standin(tmp_path: Path, monkeypatch) -> Path:
     script.chmod(0o755)
     monkeypatch.setenv("SDK_FVP", str(script))
     return script
+
+
+@pytest.fixture
+def fvp320_standin(tmp_path: Path, monkeypatch, host_build: Path) -> Path:
+    """$SDK_FVP pointing at the stand-in for FVP_Corstone_SSE-320 (no QEMU runs its M85: the
+    stand-in checks the ELF and serves the link from build/host/host_link)."""
+    script = tmp_path / "bin" / "FVP_Corstone_SSE-320"
+    script.parent.mkdir()
+    standin = REPO / "tests" / "support" / "fvp_standin.py"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {standin} --as corstone320 "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("SDK_FVP", str(script))
+    return script

@@ -40,7 +40,11 @@ ShapeText shape_text(const int32_t* sizes, size_t dim) {
   return t;
 }
 
-bool is_integer(rt::ScalarType t) {
+// What the NPU moves at a delegate's boundary: integers, and booleans as bytes (the U85's
+// comparisons: regor ends a bool that leaves the NPU with an AND 1, so its bytes are 0 or 1, as
+// ExecuTorch's). ExecuTorch's EthosUBackend takes Bool inputs and outputs of 1-byte records and
+// copies their bytes as they are; so does this backend (the host's audit says the same).
+bool npu_moves(rt::ScalarType t) {
   switch (t) {
     case rt::ScalarType::Byte:
     case rt::ScalarType::Char:
@@ -48,6 +52,7 @@ bool is_integer(rt::ScalarType t) {
     case rt::ScalarType::Int:
     case rt::ScalarType::UInt16:
     case rt::ScalarType::UInt32:
+    case rt::ScalarType::Bool:
       return true;
     default:
       return false;
@@ -57,7 +62,7 @@ bool is_integer(rt::ScalarType t) {
 Error check_boundary(const char* direction, uint32_t position, long value, const rt::Tensor& t,
                      const IoRecord& r) {
   ShapeText program_shape = shape_text(t.sizes, t.dim);
-  RT_CHECK(is_integer(t.dtype) && rt::element_size(t.dtype) == r.elem_size, Error::DtypeMismatch,
+  RT_CHECK(npu_moves(t.dtype) && rt::element_size(t.dtype) == r.elem_size, Error::DtypeMismatch,
            "%s %lu (value %ld): program says %s %s (%lu bytes) but the NPU moves %s (%lu-byte "
            "elements, %lu bytes)",
            direction, ul(position), value, rt::scalar_type_name(t.dtype), program_shape.text,

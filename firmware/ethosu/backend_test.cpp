@@ -292,6 +292,9 @@ TEST(backend_boundary_checks_say_what_the_host_audit_says) {
   // The same bytes in another shape are no difference (Vela reshapes), nor leading 1s.
   CHECK_OK(rig.load(delegate_program(payload, ScalarType::Char, {16}, ScalarType::Char, {4, 4})));
   CHECK_OK(rig.load(delegate_program(payload, ScalarType::Byte, {1, 1, 16})));
+  // A bool (the U85's comparisons) moves as its bytes, as in ExecuTorch's EthosUBackend.
+  CHECK_OK(rig.load(delegate_program(payload, ScalarType::Char, {16}, ScalarType::Bool, {16})));
+  CHECK_OK(rig.load(delegate_program(payload, ScalarType::Bool, {16})));
 }
 
 TEST(backend_call_sites_must_match_the_records) {

@@ -1,4 +1,4 @@
-// The Ethos-U55 driver (see driver.h for the sequence and the hooks).
+// The Ethos-U55 / Ethos-U85 driver (see driver.h for the sequence and the hooks).
 #include "driver.h"
 
 #include <stdio.h>
@@ -21,24 +21,40 @@ const FaultBit kFaultBits[] = {
     {status::kCmdParseError, "cmd_parse_error"},
     {status::kWdFault, "wd_fault"},
     {status::kEccFault, "ecc_fault"},
+    {status::kBranchFault, "branch_fault"},
+};
+
+const NpuLayout kLayouts[] = {
+    {NpuKind::EthosU55, "Ethos-U55", 0, reg::PMU_U55, status::kFaultsU55},
+    {NpuKind::EthosU85, "Ethos-U85", 2, reg::PMU_U85, status::kFaultsU85},
 };
 
 unsigned long lo32(uint64_t v) { return static_cast<unsigned long>(v & 0xFFFFFFFFu); }
 
 }  // namespace
 
-NpuPlatform default_platform(uintptr_t base) {
+const NpuLayout& layout_of(NpuKind kind) {
+  return kind == NpuKind::EthosU85 ? kLayouts[1] : kLayouts[0];
+}
+
+NpuPlatform default_platform(uintptr_t base, NpuKind kind) {
   NpuPlatform p = {};
   p.base = base;
+  p.kind = kind;
   p.timeout_us = kDefaultTimeoutUs;
   p.reset_polls = kDefaultResetPolls;
-  p.secure = true;  // Corstone-300 boots Secure, privileged
+  p.secure = true;  // Corstone-300 and -320 boot Secure, privileged
   p.privileged = true;
   p.qconfig = kDefaultQconfig;
   p.regioncfg = kDefaultRegioncfg;
   for (uint32_t& limit : p.axi_limit) {
     limit = kDefaultAxiLimit;
   }
+  for (size_t i = 0; i < 4; ++i) {
+    p.mem_attr[i] = kDefaultMemAttr[i];
+  }
+  p.axi_sram = kDefaultAxiSram;
+  p.axi_ext = kDefaultAxiExt;
   return p;
 }
 
@@ -58,17 +74,18 @@ bool Driver::present() const {
 }
 
 Error Driver::probe(uint32_t* id, uint32_t* config) const {
+  const char* name = layout().name;
   RT_CHECK(p_.read32 != nullptr && p_.write32 != nullptr && p_.wait_for_irq != nullptr,
-           Error::Internal, "Ethos-U55 driver: platform hooks missing");
+           Error::Internal, "%s driver: platform hooks missing", name);
   *id = read(reg::ID);
   *config = read(reg::CONFIG);
   // QEMU's placeholder at the NPU's address reads 0 and ignores writes.
   RT_CHECK(*id != 0 && *config != 0, Error::NoHardware,
-           "no Ethos-U55 at 0x%08lx on this board (ID 0x%08lx, CONFIG 0x%08lx)", ul(p_.base),
+           "no %s at 0x%08lx on this board (ID 0x%08lx, CONFIG 0x%08lx)", name, ul(p_.base),
            ul(*id), ul(*config));
-  RT_CHECK(config_product(*config) == 0, Error::NoHardware,
-           "the NPU at 0x%08lx is not an Ethos-U55 (CONFIG 0x%08lx: product %lu)", ul(p_.base),
-           ul(*config), ul(config_product(*config)));
+  RT_CHECK(config_product(*config) == layout().product, Error::NoHardware,
+           "the NPU at 0x%08lx is not an %s (CONFIG 0x%08lx: product %lu, not %lu)", ul(p_.base),
+           name, ul(*config), ul(config_product(*config)), ul(layout().product));
   return Error::Ok;
 }
 
@@ -92,6 +109,23 @@ Error Driver::check_config(uint32_t compiled_config, uint32_t compiled_id) const
            "(CONFIG 0x%08lx)",
            ul(config_cmd_stream_version(compiled_config)), ul(compiled_config),
            ul(config_cmd_stream_version(config)), ul(config));
+  if (p_.kind == NpuKind::EthosU85) {
+    // Vela splits the traffic over the ports it was told the NPU has.
+    bool ports_ok = config_num_axi_sram_log2(compiled_config) == config_num_axi_sram_log2(config) &&
+                    config_num_axi_ext_log2(compiled_config) == config_num_axi_ext_log2(config);
+    RT_CHECK(ports_ok, Error::NotSupported,
+             "the command stream is for %lu SRAM and %lu EXT AXI ports (CONFIG 0x%08lx), the NPU "
+             "has %lu and %lu (CONFIG 0x%08lx)",
+             ul(1ul << config_num_axi_sram_log2(compiled_config)),
+             ul(1ul << config_num_axi_ext_log2(compiled_config)), ul(compiled_config),
+             ul(1ul << config_num_axi_sram_log2(config)), ul(1ul << config_num_axi_ext_log2(config)),
+             ul(config));
+    RT_CHECK(config_custom_dma(compiled_config) == 0 || config_custom_dma(config) != 0,
+             Error::NotSupported,
+             "the command stream needs the custom DMA (CONFIG 0x%08lx), the NPU has none "
+             "(CONFIG 0x%08lx)",
+             ul(compiled_config), ul(config));
+  }
   bool arch_ok = id_arch_major(compiled_id) == id_arch_major(id) &&
                  id_arch_minor(compiled_id) <= id_arch_minor(id);
   RT_CHECK(arch_ok, Error::NotSupported,
@@ -112,14 +146,28 @@ Error Driver::soft_reset() {
     s = read(reg::STATUS);
   }
   RT_CHECK((s & status::kResetStatus) == 0, Error::DelegateFailed,
-           "Ethos-U55 soft reset did not complete after %lu STATUS reads (STATUS 0x%08lx)",
-           ul(polls), ul(s));
+           "%s soft reset did not complete after %lu STATUS reads (STATUS 0x%08lx)",
+           layout().name, ul(polls), ul(s));
   uint32_t prot = read(reg::PROT);  // active_CPL bit 0, active_CSL bit 1
   RT_CHECK((prot & 3u) == level, Error::DelegateFailed,
-           "Ethos-U55 did not take the privilege/security level 0x%lx after reset (PROT "
-           "0x%08lx)",
-           ul(level), ul(prot));
+           "%s did not take the privilege/security level 0x%lx after reset (PROT 0x%08lx)",
+           layout().name, ul(level), ul(prot));
   return Error::Ok;
+}
+
+// The AXI set-up a reset clears: per kind.
+void Driver::set_up_axi() {
+  if (p_.kind == NpuKind::EthosU85) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      write(reg::MEM_ATTR0 + 4 * i, p_.mem_attr[i]);
+    }
+    write(reg::AXI_SRAM, p_.axi_sram);
+    write(reg::AXI_EXT, p_.axi_ext);
+    return;
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    write(reg::AXI_LIMIT0 + 4 * i, p_.axi_limit[i]);
+  }
 }
 
 uint64_t Driver::npu_address(const void* p) const {
@@ -128,25 +176,27 @@ uint64_t Driver::npu_address(const void* p) const {
 }
 
 Error Driver::check_faults(uint32_t s) {
-  if ((s & status::kFaults) != 0) {
+  if ((s & layout().faults) != 0) {
     char names[64];
-    fault_names(s, names, sizeof(names));
+    fault_names(s & layout().faults, names, sizeof(names));
     (void)soft_reset();  // fault bits clear only by reset; the fault is the news
-    return rt::fail(Error::DelegateFailed, "Ethos-U55 fault: %s (STATUS 0x%08lx)", names,
+    return rt::fail(Error::DelegateFailed, "%s fault: %s (STATUS 0x%08lx)", layout().name, names,
                     ul(s));
   }
   RT_CHECK((s & status::kCmdEndReached) != 0, Error::DelegateFailed,
-           "Ethos-U55 interrupt without cmd_end_reached (STATUS 0x%08lx)", ul(s));
+           "%s interrupt without cmd_end_reached (STATUS 0x%08lx)", layout().name, ul(s));
   return Error::Ok;
 }
 
 Error Driver::invoke(const Job& job) {
   RT_CHECK(job.command_stream != nullptr && job.command_stream_size > 0 &&
                job.command_stream_size % 4 == 0 && job.num_regions <= kMaxRegions,
-           Error::InvalidArgument, "Ethos-U55 job: no command stream or too many regions");
+           Error::InvalidArgument, "%s job: no command stream or too many regions",
+           layout().name);
   uint64_t qbase = npu_address(job.command_stream);
   RT_CHECK(qbase % kAlign == 0, Error::InvalidArgument,
-           "Ethos-U55 job: command stream at 0x%08lx is not 16-byte aligned", lo32(qbase));
+           "%s job: command stream at 0x%08lx is not 16-byte aligned", layout().name,
+           lo32(qbase));
   uint64_t basep[kMaxRegions] = {};
   for (size_t r = 0; r < job.num_regions; ++r) {
     if (job.regions[r] == nullptr) {
@@ -154,16 +204,14 @@ Error Driver::invoke(const Job& job) {
     }
     basep[r] = npu_address(job.regions[r]);
     RT_CHECK(basep[r] % kAlign == 0, Error::InvalidArgument,
-             "Ethos-U55 job: region %lu at 0x%08lx is not 16-byte aligned", ul(r),
+             "%s job: region %lu at 0x%08lx is not 16-byte aligned", layout().name, ul(r),
              lo32(basep[r]));
   }
   uint32_t id = 0;
   uint32_t config = 0;
   RT_TRY(probe(&id, &config));
   RT_TRY(soft_reset());
-  for (uint32_t i = 0; i < 4; ++i) {
-    write(reg::AXI_LIMIT0 + 4 * i, p_.axi_limit[i]);
-  }
+  set_up_axi();
   // The NPU reads memory behind the CPU's cache: write back what it will read.
   if (p_.clean_dcache != nullptr) {
     p_.clean_dcache(p_.ctx, job.command_stream, job.command_stream_size);
@@ -182,8 +230,9 @@ Error Driver::invoke(const Job& job) {
     write(reg::BASEP0 + 8 * static_cast<uint32_t>(r), static_cast<uint32_t>(basep[r]));
     write(reg::BASEP0 + 8 * static_cast<uint32_t>(r) + 4, static_cast<uint32_t>(basep[r] >> 32));
   }
-  write(reg::PMCR, 0x5);                // cnt_en | cycle_cnt_rst
-  write(reg::PMCNTENSET, 0x80000000u);  // the cycle counter
+  const uint32_t pmu = layout().pmu;
+  write(pmu + reg::PMU_PMCR, 0x5);                // cnt_en | cycle_cnt_rst
+  write(pmu + reg::PMU_PMCNTENSET, 0x80000000u);  // the cycle counter
   irq_done_ = false;
   irq_status_ = 0;
   cycles_ = 0;
@@ -196,12 +245,12 @@ Error Driver::invoke(const Job& job) {
     uint32_t qread = read(reg::QREAD);
     (void)soft_reset();  // stop the NPU before its regions are reused
     return rt::fail(Error::DelegateFailed,
-                    "Ethos-U55 did not finish within %lu us (STATUS 0x%08lx, QREAD %lu of %lu "
-                    "bytes)",
-                    ul(timeout), ul(s), ul(qread), ul(job.command_stream_size));
+                    "%s did not finish within %lu us (STATUS 0x%08lx, QREAD %lu of %lu bytes)",
+                    layout().name, ul(timeout), ul(s), ul(qread), ul(job.command_stream_size));
   }
   RT_TRY(check_faults(irq_status_));
-  cycles_ = (static_cast<uint64_t>(read(reg::PMCCNTR_HI) & 0xFFFF) << 32) | read(reg::PMCCNTR_LO);
+  cycles_ = (static_cast<uint64_t>(read(pmu + reg::PMU_PMCCNTR_HI) & 0xFFFF) << 32) |
+            read(pmu + reg::PMU_PMCCNTR_LO);
   // What the NPU wrote is in memory, not in the cache: drop the stale lines.
   if (p_.invalidate_dcache != nullptr) {
     for (size_t r = 0; r < job.num_regions; ++r) {
@@ -221,13 +270,13 @@ void Driver::handle_irq() {
 
 #if defined(__ARM_ARCH) && !defined(SDK_HOST)
 namespace {
-constexpr uint32_t kLine = 32;  // Cortex-M55 D-cache line
+constexpr uint32_t kLine = 32;  // Cortex-M55 and Cortex-M85 D-cache line
 volatile uint32_t* const kDcimvac = reinterpret_cast<volatile uint32_t*>(0xE000EF5Cu);
 volatile uint32_t* const kDccmvac = reinterpret_cast<volatile uint32_t*>(0xE000EF68u);
 volatile uint32_t* const kDccimvac = reinterpret_cast<volatile uint32_t*>(0xE000EF70u);
 }  // namespace
 
-void cm55_clean_dcache(void*, const void* addr, size_t size) {
+void armv8m_clean_dcache(void*, const void* addr, size_t size) {
   uintptr_t a = reinterpret_cast<uintptr_t>(addr) & ~uintptr_t{kLine - 1};
   uintptr_t end = reinterpret_cast<uintptr_t>(addr) + size;
   __asm__ volatile("dsb" ::: "memory");
@@ -237,7 +286,7 @@ void cm55_clean_dcache(void*, const void* addr, size_t size) {
   __asm__ volatile("dsb\n\tisb" ::: "memory");
 }
 
-void cm55_invalidate_dcache(void*, void* addr, size_t size) {
+void armv8m_invalidate_dcache(void*, void* addr, size_t size) {
   uintptr_t start = reinterpret_cast<uintptr_t>(addr);
   uintptr_t end = start + size;
   __asm__ volatile("dsb" ::: "memory");

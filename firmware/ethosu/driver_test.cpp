@@ -137,7 +137,7 @@ TEST(driver_refuses_another_npu_product) {
   Rig rig;
   rig.model.config = 0x10001807;  // product 1 (not a U55)
   CHECK_ERROR(rig.driver.check_config(0x1807, 0x10066001), NoHardware);
-  CHECK_REASON("is not an Ethos-U55 (CONFIG 0x10001807: product 1)");
+  CHECK_REASON("is not an Ethos-U55 (CONFIG 0x10001807: product 1, not 0)");
 }
 
 TEST(driver_refuses_config_mismatches_with_both_values) {
@@ -250,7 +250,7 @@ TEST(driver_missing_hooks_are_an_error) {
 
 TEST(driver_fault_names_fit_their_buffer) {
   char small[8];
-  ethosu::fault_names(status::kFaults, small, sizeof(small));
+  ethosu::fault_names(status::kFaultsU55, small, sizeof(small));
   CHECK(strlen(small) < sizeof(small));
   char big[64];
   ethosu::fault_names(0, big, sizeof(big));

@@ -2,9 +2,16 @@
 // host side's tests without an emulator.
 //
 //   host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N]
-//             [--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT
+//             [--scratch-bytes N] [--npu-fault NAME] [--board NAME] [--npu-config NAME]
+//             --listen 127.0.0.1:PORT
 //
 // --npu-fault runs the driver on a test variant of the NPU platform (ethosu/npu_fault.h).
+// --board is the board name HELLO reports (default "host"): a stand-in for a board's FVP
+// (tests/support/fvp_standin.py, for a board no QEMU runs) serves the link with it.
+// --npu-config is the NPU configuration INFO reports (default ethos-u55-128), which the host
+// builds its virtual NPU for; its product picks the driver's register layout at run time, as
+// board.yaml npu.kind does at build time on a board: ethos-u55-* the U55's, ethos-u85-* the
+// U85's (the Corstone-320 stand-in passes ethos-u85-<num_macs>).
 //
 // PORT 0 picks a free port. Prints "listening on 127.0.0.1:<port>" on stderr, accepts one
 // connection, sends HELLO and serves until the peer closes; then exits 0. A RESET restarts
@@ -43,7 +50,8 @@ uint8_t* allocate(size_t size) {
 int usage() {
   fprintf(stderr,
           "usage: host_link [--metadata-bytes N] [--planned-bytes N] [--program-slot-bytes N] "
-          "[--scratch-bytes N] [--npu-fault NAME] --listen 127.0.0.1:PORT\n");
+          "[--scratch-bytes N] [--npu-fault NAME] [--board NAME] [--npu-config NAME] "
+          "--listen 127.0.0.1:PORT\n");
   return 2;
 }
 
@@ -57,6 +65,19 @@ bool parse_size(const char* text, size_t* out) {
   return true;
 }
 
+// The driver's register layout for an NPU configuration's name (false: neither product).
+bool npu_kind_of(const char* config, ethosu::NpuKind* kind) {
+  if (strncmp(config, "ethos-u55-", 10) == 0) {
+    *kind = ethosu::NpuKind::EthosU55;
+    return true;
+  }
+  if (strncmp(config, "ethos-u85-", 10) == 0) {
+    *kind = ethosu::NpuKind::EthosU85;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,6 +87,9 @@ int main(int argc, char** argv) {
   size_t slot_bytes = 32u << 20;
   size_t stash_bytes = 16u << 20;  // the inputs kept between runs, as the board's inputs slot
   const char* listen_at = nullptr;
+  const char* board = "host";
+  const char* npu_config = "ethos-u55-128";
+  ethosu::NpuKind npu_kind = ethosu::NpuKind::EthosU55;
   ethosu::NpuFault fault = ethosu::NpuFault::None;
   for (int i = 1; i < argc; ++i) {
     bool has_value = i + 1 < argc;
@@ -80,6 +104,11 @@ int main(int argc, char** argv) {
     } else if (has_value && strcmp(argv[i], "--npu-fault") == 0) {
       fault = ethosu::npu_fault_named(argv[++i]);
       if (fault == ethosu::NpuFault::None) return usage();
+    } else if (has_value && strcmp(argv[i], "--board") == 0) {
+      board = argv[++i];
+    } else if (has_value && strcmp(argv[i], "--npu-config") == 0) {
+      npu_config = argv[++i];
+      if (!npu_kind_of(npu_config, &npu_kind)) return usage();
     } else if (has_value && strcmp(argv[i], "--listen") == 0) {
       listen_at = argv[++i];
     } else {
@@ -134,18 +163,19 @@ int main(int argc, char** argv) {
       {allocate(stash_bytes), stash_bytes},
       {nullptr, 0},
       "host",
-      "host",
-      "ethos-u55-128",  // absent (ID and CONFIG 0): the link's virtual U55 stands in for it
+      board,
+      npu_config,  // absent (ID and CONFIG 0): the link's virtual NPU stands in for it
       0,
       0,
   };
   // The server holds its frame buffers: static, as on the board.
   static hostlink::Server server(transport, config);
   platform_init();
-  // As on QEMU in link mode: no NPU, so the driver runs on the link's virtual U55 (the host's
-  // model answers its registers); its interrupt handler is called at once, as a pended IRQ's.
+  // As on QEMU in link mode: no NPU, so the driver (with --npu-config's register layout) runs
+  // on the link's virtual NPU (the host's model answers its registers); its interrupt handler
+  // is called at once, as a pended IRQ's.
   ethosu::NpuPlatform npu =
-      server.virtual_u55_platform(test::absent_npu_platform(), ethosu::handle_npu_irq);
+      server.virtual_u55_platform(test::absent_npu_platform(npu_kind), ethosu::handle_npu_irq);
   if (fault != ethosu::NpuFault::None) {
     npu = ethosu::faulty_platform(npu, fault);
   }

@@ -1,4 +1,4 @@
-// The Ethos-U55 register MODEL for host tests (see npu_register_model.h).
+// The Ethos-U55 / Ethos-U85 register MODEL for host tests (see npu_register_model.h).
 #include "npu_register_model.h"
 
 namespace test {
@@ -7,8 +7,13 @@ using namespace ethosu;
 
 constexpr uint32_t kResetReads = 2;  // STATUS reads that still show reset_status
 
+NpuRegisterModel::NpuRegisterModel(ethosu::NpuKind model_kind)
+    : kind(model_kind),
+      id(model_kind == NpuKind::EthosU85 ? 0x20007000u : 0x10066001u),
+      config(model_kind == NpuKind::EthosU85 ? 0x20000117u : 0x00001807u) {}
+
 ethosu::NpuPlatform NpuRegisterModel::platform(uintptr_t base) {
-  NpuPlatform p = default_platform(base);
+  NpuPlatform p = default_platform(base, kind);
   p.read32 = read32;
   p.write32 = write32;
   p.wait_for_irq = wait_for_irq;
@@ -109,10 +114,11 @@ void NpuRegisterModel::write(uint32_t offset, uint32_t value) {
           return;
         }
         regs_[reg::QREAD / 4] = regs_[reg::QSIZE / 4];
-        bool counting = (regs_[reg::PMCR / 4] & 1u) != 0 &&
-                        (regs_[reg::PMCNTENSET / 4] & 0x80000000u) != 0;
-        regs_[reg::PMCCNTR_LO / 4] = counting ? static_cast<uint32_t>(cycles) : 0;
-        regs_[reg::PMCCNTR_HI / 4] = counting ? static_cast<uint32_t>(cycles >> 32) : 0;
+        const uint32_t pmu = layout_of(kind).pmu;
+        bool counting = (regs_[(pmu + reg::PMU_PMCR) / 4] & 1u) != 0 &&
+                        (regs_[(pmu + reg::PMU_PMCNTENSET) / 4] & 0x80000000u) != 0;
+        regs_[(pmu + reg::PMU_PMCCNTR_LO) / 4] = counting ? static_cast<uint32_t>(cycles) : 0;
+        regs_[(pmu + reg::PMU_PMCCNTR_HI) / 4] = counting ? static_cast<uint32_t>(cycles >> 32) : 0;
         status_reg |= status::kIrqRaised | fault_bits |
                       (end_without_cmd_end || fault_bits != 0 ? 0 : status::kCmdEndReached);
         irq_line_ = true;

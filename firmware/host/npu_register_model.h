@@ -1,5 +1,6 @@
-// A MODEL of the Ethos-U55's registers for host tests: not hardware, and it runs no command
-// stream. It keeps a log of every register access the driver makes, and models what the
+// A MODEL of the Ethos-U55's or the Ethos-U85's registers for host tests (the kind given at
+// construction: its ID/CONFIG, its PMU's place, its fault bits): not hardware, and it runs no
+// command stream. It keeps a log of every register access the driver makes, and models what the
 // documentation says the registers do: ID/CONFIG (0 when "absent", as QEMU's placeholder),
 // RESET -> STATUS.reset_status for a few reads and PROT = the requested levels, CMD run ->
 // (the test's `on_run`, standing in for the NPU's work) STATUS cmd_end_reached | irq_raised,
@@ -26,10 +27,14 @@ class NpuRegisterModel {
     uint32_t value;
   };
 
-  // The hardware the model stands for (defaults: a Corstone-300 FVP's U55-128).
+  // U55: a Corstone-300 FVP's U55-128; U85: a U85-128 as Vela 5.1.0 compiles for it.
+  explicit NpuRegisterModel(ethosu::NpuKind kind = ethosu::NpuKind::EthosU55);
+
+  // The hardware the model stands for.
+  ethosu::NpuKind kind;
   bool present = true;
-  uint32_t id = 0x10066001;
-  uint32_t config = 0x00001807;
+  uint32_t id;
+  uint32_t config;
   uint64_t cycles = 0x123456789ull;
   // Failures to model.
   bool reset_never_completes = false;
@@ -44,7 +49,8 @@ class NpuRegisterModel {
   uint32_t runs = 0;
   uint32_t last_timeout_us = 0;
 
-  // A platform whose hooks are this model's; `driver` gets the "interrupt" in wait_for_irq.
+  // A platform of the model's kind whose hooks are this model's; `driver` gets the
+  // "interrupt" in wait_for_irq.
   ethosu::NpuPlatform platform(uintptr_t base = 0x58102000);
   void attach(ethosu::Driver* driver) { driver_ = driver; }
 
@@ -61,7 +67,7 @@ class NpuRegisterModel {
   uint32_t read(uint32_t offset);
   void write(uint32_t offset, uint32_t value);
 
-  uint32_t regs_[0x400 / 4] = {};
+  uint32_t regs_[0x1400 / 4] = {};  // up to the U85's PMU
   uint32_t cmd_q_ = 0xC;  // clock_q_enable | power_q_enable after reset
   bool irq_line_ = false;
   ethosu::Driver* driver_ = nullptr;

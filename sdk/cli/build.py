@@ -1,4 +1,5 @@
-"""`sdk build --board corstone300 PROGRAM.pte -o fw.elf`: the executor_runner firmware."""
+"""`sdk build --board corstone300 PROGRAM.pte -o fw.elf`: the executor_runner firmware, and
+what it takes of each of the board's memory regions (sdk.firmware.memory)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.embed and args.program is None:
         raise UsageError("--embed needs a PROGRAM to embed")
+    from sdk.firmware.boards import load_board
+    from sdk.firmware.memory import check_fits, elf_region_use
+    from sdk.utils.units import human_bytes
+
     elf = build_firmware(args.board, args.program, args.output, embed=args.embed, exit=args.exit)
-    print(f"built {elf}")
+    board = load_board(args.board)
+    uses = elf_region_use(elf, board)
+    print(f"built {elf} for {board.name}")
+    for use in uses:
+        if use.used:
+            share = 100 * use.used / use.size
+            print(f"  {use.region:8} {human_bytes(use.used):>11} of {human_bytes(use.size):>8}"
+                  f" ({share:.1f}%)  {use.detail}")  # fmt: skip
+    check_fits(uses, board)  # a region overflowing the board: one error line naming it
     return 0

@@ -260,12 +260,12 @@ def toolchain_version(prefix: str) -> str:
 
 
 def firmware_sources_hash(board: Board) -> str:
-    """Every file the firmware build reads but the SDK's code: runtime, kernels, the board, the
-    build script."""
+    """Every file the firmware build reads but the SDK's code: runtime, kernels, the board (its
+    folder and the shared folders it names), the build script."""
     files = [
         *(p for p in FIRMWARE_DIR.rglob("*") if p.is_file()),
         *(p for p in KERNELS_DIR.rglob("*") if p.is_file()),
-        *(p for p in board.directory.rglob("*") if p.is_file()),
+        *(p for folder in board.source_dirs for p in folder.rglob("*") if p.is_file()),
         BOARDS_DIR / "board.schema.yaml",
         SCONSTRUCT,
     ]

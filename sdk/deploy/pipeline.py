@@ -63,10 +63,10 @@ from sdk.program.pte import load_program
 from sdk.reference.executor import NPU_EXECUTORS, VIRTUAL_NPU_EXECUTOR
 from sdk.targets.base import RunOptions, Target
 from sdk.targets.run import (
-    AUTO_TARGETS,
     DEPLOY_TARGETS,
     REFERENCE_TARGET,
     auto_target,
+    auto_targets,
     make_target,
     require_available,
 )
@@ -105,9 +105,10 @@ def choose_target(name: str, board: Board, options: RunOptions) -> tuple[str, st
     why = "given"
     if name == "auto":
         found = {
-            t: make_target(t, board, options).strategy.availability(options) for t in AUTO_TARGETS
+            t: make_target(t, board, options).strategy.availability(options)
+            for t in auto_targets(board)
         }
-        name = auto_target(found)
+        name = auto_target(found, board)
         why = "auto: " + ", ".join(
             f"{t} {'found' if a.available else 'not found'}" for t, a in found.items()
         )
@@ -384,7 +385,13 @@ def deploy(
             REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
         },
         placement=placement_of(
-            program, export_report, chosen.npu, npu_executor or VIRTUAL_NPU_EXECUTOR
+            program,
+            export_report,
+            # A target that has an NPU but whose firmware drove the host's virtual one (the
+            # FVP stand-in) ran its delegates there: the run says so.
+            None if run.npu_run is not None and run.npu_run.executor else chosen.npu,
+            npu_executor or VIRTUAL_NPU_EXECUTOR,
+            npu_config.value,
         ),
         npu_run=run.npu_run.to_json() if run.npu_run else None,
         dataset=dataset_section,

@@ -39,6 +39,18 @@ def _op(name: str) -> str:
 _NOT_COMPUTE = ("quantized_decomposed.", "getitem")
 
 
+def _cpu_of(board: str) -> str:
+    """ "Cortex-M85": the board's CPU (board.yaml cpu.core), for the placement table."""
+    from sdk.errors import SdkError
+    from sdk.firmware.boards import load_board
+
+    try:
+        core = load_board(board).cpu_core
+    except SdkError:  # a report of a board no longer here
+        core = "cortex-m55"
+    return core.replace("cortex-", "Cortex-").replace("-m", "-M")
+
+
 def render(report: DeployReport, file: IO[str] | None = None) -> None:
     import sys
 
@@ -80,7 +92,7 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
     if not data["placement"]["npu"]:
         where.add_row("NPU", "—", CPU_ONLY)
     cpu = ", ".join(f"{_op(c['op'])} ×{c['calls']}" for c in data["placement"]["cpu"])
-    where.add_row("CPU kernels", f"Cortex-M55 ({report.target})", cpu or "none")
+    where.add_row("CPU kernels", f"{_cpu_of(report.board)} ({report.target})", cpu or "none")
     console.print(where)
     if not data["placement"]["npu"]:
         console.print(CPU_ONLY)

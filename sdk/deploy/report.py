@@ -21,7 +21,7 @@ from sdk.evaluation.accuracy import Accuracy, Closeness, Threshold
 from sdk.evaluation.compare import OutputComparison
 from sdk.link.record import ModelledNpu
 from sdk.program.pte import LoadedProgram
-from sdk.reference.executor import NPU_EXECUTORS
+from sdk.reference.executor import executor_text
 from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING, Timing
 from sdk.utils.files import write_atomically
 from sdk.utils.progress import FAILED, SKIPPED, StepRecord
@@ -307,16 +307,22 @@ def error_report(model: str, board: str, steps: list[StepRecord], message: str) 
 
 
 def placement_of(
-    program: LoadedProgram, export_report: dict, npu: str | None, npu_executor: str
+    program: LoadedProgram,
+    export_report: dict,
+    npu: str | None,
+    npu_executor: str,
+    npu_config: str = "ethos-u55-128",
 ) -> dict:
     """Where each operator ran: the NPU delegates (their graph nodes: on the target's own NPU
-    `npu`, else the virtual U55) and the CPU kernels."""
+    `npu`, else the virtual NPU of `npu_config`'s kind, U55 or U85) and the CPU kernels."""
     from collections import Counter
 
     from sdk.program.pte import operator_name
 
+    kind = npu_config.split("-")[1].upper()  # "ethos-u85-128" -> "U85"
     executor = npu or (
-        f"Ethos-U55 driver (firmware) on a virtual U55 ({NPU_EXECUTORS[npu_executor]})"
+        f"Ethos-{kind} driver (firmware) on a virtual {kind} "
+        f"({executor_text(npu_executor, f'Ethos-{kind}')})"
     )
     delegates = []
     for d in export_report.get("delegates", []):

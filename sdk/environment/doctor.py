@@ -6,8 +6,9 @@
 One `Check` per thing looked at: the pinned Python packages (read from the installed
 distribution, never restated), the cross toolchain with newlib and libstdc++, SCons and
 flatc, each run target, the serial ports, the cache. A check is `needed` when the default
-target (`auto`: the FVP when available, else QEMU with the virtual NPU) cannot run without
-it; the rest (the FVP, a board, pyOCD) is optional and never fails the diagnosis.
+target (`auto`: the FVP when available, else QEMU with the virtual NPU; on a board no QEMU
+emulates, the FVP) cannot run without it; the rest (the FVP, a board, pyOCD) is optional and
+never fails the diagnosis. A target the board cannot have says why (board.yaml no_targets).
 """
 
 from __future__ import annotations
@@ -228,18 +229,20 @@ def flatc_check() -> Check:
 
 def target_checks(board: Board, options: RunOptions | None) -> tuple[list[Check], str]:
     """Each target's availability, and what `auto` picks here. Needed: the host reference
-    (export, the virtual NPU) and the target `auto` picks (its fallback when none is there)."""
-    from sdk.targets.run import REFERENCE_TARGET, auto_target, available_targets
+    (export, the virtual NPU) and the target `auto` picks (its fallback when none is there)
+    when the set-up installs it (QEMU; an FVP is the user's)."""
+    from sdk.targets.run import REFERENCE_TARGET, SETUP_TARGETS, auto_target, available_targets
 
     found = available_targets(board, options)
-    default = auto_target(found)
+    default = auto_target(found, board)
     checks = []
     for name, availability in found.items():
-        needed = name in (default, REFERENCE_TARGET)
+        used = name in (default, REFERENCE_TARGET)
+        needed = name == REFERENCE_TARGET or (name == default and name in SETUP_TARGETS)
         checks.append(
             Check(
                 OK if availability.available else MISSING,
-                f"target {name}" + ("" if needed else " (optional)"),
+                f"target {name}" + ("" if used else " (optional)"),
                 availability.detail,
                 "" if availability.available else availability.install,
                 needed=needed,

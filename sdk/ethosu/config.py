@@ -19,6 +19,11 @@ class NpuConfig(str, Enum):
     U55_256 = "ethos-u55-256"
     U65_256 = "ethos-u65-256"
     U65_512 = "ethos-u65-512"
+    U85_128 = "ethos-u85-128"
+    U85_256 = "ethos-u85-256"
+    U85_512 = "ethos-u85-512"
+    U85_1024 = "ethos-u85-1024"
+    U85_2048 = "ethos-u85-2048"
 
     @classmethod
     def parse(cls, text: str) -> NpuConfig:

@@ -350,9 +350,18 @@ class CycleModelError(SdkError):
     """A stream this model cannot time (an NPU configuration it does not know)."""
 
 
+U85_NOT_MODELLED = (
+    "the cycle model is not modelled for the Ethos-U85 (it follows the U55's cost model and "
+    "reads the U55's register enums): not timed"
+)
+
+
 def macs_per_cycle(npu_config: str) -> int:
     """The NPU configuration's MACs per cycle, all cores (Vela's ArchitectureFeatures: the
-    figure in the name, e.g. 128 for ethos-u55-128)."""
+    figure in the name, e.g. 128 for ethos-u55-128). Vela's Python has no U85 tables (regor
+    has them): a U85's is the figure in its name, across its 1-4 cores."""
+    if npu_config.startswith("ethos-u85-"):
+        return int(npu_config.removeprefix("ethos-u85-"))
     config = architecture(npu_config).config
     return config.macs * config.cores
 
@@ -362,6 +371,8 @@ class _Npu:
 
     def __init__(self, npu_config: str) -> None:
         arch = architecture(npu_config)
+        if npu_config.startswith("ethos-u85"):
+            raise CycleModelError(f"{npu_config}: {U85_NOT_MODELLED}")
         if not arch.is_ethos_u55_system:
             raise CycleModelError(f"{npu_config}: the cycle model knows the Ethos-U55 only")
         self.arch = arch
@@ -763,17 +774,30 @@ def _with_op_fields(op: Operation) -> Operation:
 
 
 def model_stream(cmd_data: bytes, npu_config: str, memory: MemorySystem) -> StreamTiming:
-    """Time a delegate's `cmd_data` (its driver actions and command stream)."""
+    """Time a delegate's `cmd_data` (its driver actions and command stream); a U85 stream is
+    refused (CycleModelError) whatever configuration it is said to be for."""
     decoded = decode_cmd_data(cmd_data)
+    if decoded.is_u85:
+        raise CycleModelError(f"an Ethos-U85 command stream: {U85_NOT_MODELLED}")
     return model_operations(decoded.operations, npu_config, memory, 4 * decoded.stream_words)
 
 
-def program_timings(program, memory: MemorySystem | None = None) -> dict[int, StreamTiming]:
+def program_timings(
+    program, memory: MemorySystem | None = None, untimed: dict[int, str] | None = None
+) -> dict[int, StreamTiming]:
     """Each Ethos-U delegate's modelled time, by delegate index: under `memory` (a memory
     system to try, e.g. a tuner's candidate), else under the one its compile spec names (what
-    the virtual U55 times a job with; AXI ports change the PMU's beats, not the cycles)."""
+    the virtual U55 times a job with; AXI ports change the PMU's beats, not the cycles).
+    A delegate the model refuses (CycleModelError: an Ethos-U85 stream) is left out, so its
+    callers show it as not timed; its reason goes into `untimed` when given."""
     timings = {}
     for info in _vela_delegates(program):
         system = memory or memory_system_from_flags(info.compile_specs["compile_flags"])
-        timings[info.index] = model_stream(info.vela.blocks["cmd_data"], system.npu_config, system)
+        try:
+            timing = model_stream(info.vela.blocks["cmd_data"], system.npu_config, system)
+        except CycleModelError as exc:
+            if untimed is not None:
+                untimed[info.index] = exc.message
+            continue
+        timings[info.index] = timing
     return timings

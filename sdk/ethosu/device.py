@@ -1,10 +1,16 @@
-"""The virtual Ethos-U55: the host's model of the U55's register file, behind the host link.
+"""The virtual Ethos-U55 and Ethos-U85: the host's model of the NPU's register file, behind
+the host link.
 
-A board without an NPU (QEMU) runs the firmware's unchanged Ethos-U driver against it
-(docs/link.md "Virtual U55"): the link's platform sends the driver's register writes in
-batches and each read (NPU_REGS); `handle` applies them here and answers the read and the state
-of the NPU's IRQ line. Register offsets, bit fields and the ID/CONFIG a U55 of the board's
-configuration reports come from the installed Vela wheel (`ethos_u55_regs`, `driver_actions`).
+A board without an NPU (QEMU; the Corstone-320 FVP stand-in) runs the firmware's unchanged
+Ethos-U driver against it (docs/link.md "Virtual U55"): the link's platform sends the driver's
+register writes in batches and each read (NPU_REGS); `handle` applies them here and answers the
+read and the state of the NPU's IRQ line. Which NPU: the firmware's NPU configuration (INFO's
+`npu_config`, one of its board's, so board.yaml npu.kind): VirtualU55 or VirtualU85, one model
+with the register layout (NpuLayout) as the difference. The U55's register offsets, bit fields
+and ID/CONFIG come from the installed Vela wheel (`ethos_u55_regs`, `driver_actions`); the U85
+keeps the U55's control registers (SHARED) and has its own MEM_ATTR0-3, AXI_SRAM, AXI_EXT,
+STATUS.branch_fault and its PMU at 0x1180 (regor's ethos_u85_interface.hpp), and reports the
+ID/CONFIG words Vela 5.1.0 writes into a U85 payload (the wheel's Python builds U55 words only).
 
 When the driver starts the NPU (CMD.transition_to_running_state), the model does what the NPU
 would, through the target's memory:
@@ -29,6 +35,9 @@ the AXI0/AXI1 read and write beats; other events count 0), overflow flags in PMO
 counters advance by the job's modelled cycles when it ends; time between jobs is not modelled
 (the cycle counter counts jobs only, NPU_IDLE stays 0). `job_log` keeps each finished job's
 record (NpuJob: delegate, modelled cycles, MACs, event counts) for the host's report.
+The U85's jobs are not timed (the cycle model refuses U85 streams): its NpuJob says why, with
+no cycles, and its PMU keeps what the driver wrote (the cycle counter reads 0 after the
+driver's reset): no made-up figure.
 
 The firmware waits for the host inside the exchange that started the job and gives up after
 kNpuTimeoutSeconds (firmware/link/server.h: 60 s of its own time) without a request from it.
@@ -47,24 +56,29 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
 
-from sdk.errors import FirmwareRefused, SdkError
-from sdk.ethosu.cycles import MemorySystem, StreamTiming, model_stream, program_memory_systems
+from sdk.errors import FirmwareRefused, SdkError, UsageError
+from sdk.ethosu.cycles import (
+    U85_NOT_MODELLED,
+    MemorySystem,
+    StreamTiming,
+    model_stream,
+    program_memory_systems,
+)
 from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.ethosu.stream.decode import command_stream_bytes
 from sdk.link import protocol as p
 from sdk.program.pte import LoadedProgram
 from sdk.reference.command_stream import ELEMENT_DTYPES
-from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor
+from sdk.reference.executor import VIRTUAL_NPU_EXECUTOR, NpuExecutor, boundary_view
 
 if TYPE_CHECKING:
     from sdk.link.session import LinkSession
 
-REG = {r.name: r.value for e in (regs.BASE, regs.BASE_POINTERS, regs.PMU) for r in e}
 # Host seconds between the requests that keep a long job's exchange alive: well inside the
 # firmware's 60 s (of its time, which on QEMU may run faster than the host's).
 KEEPALIVE_SECONDS = 2.0
@@ -86,25 +100,133 @@ def _bits(union, word: int):
     return value.bits
 
 
-# The PMU: event counters (as many as the wheel's register map has), the cycle counter's bit
-# in PMCNTENSET/PMOVSSET, its width (PMCCNTR_HI holds bits 32 up), PMCR's reset value.
-EVENT_COUNTERS = sum(r.name.startswith("PMEVCNTR") for r in regs.PMU)
-CYCLE_BIT = _word(regs.pmcntenset_r, cycle_cnt=1)
-COUNTER_BITS = (1 << EVENT_COUNTERS) - 1 | CYCLE_BIT
-CYCLE_COUNTER_BITS = 32 + regs.pmccntr_hi_r._bitfield._fields_[0][2]
-PMCR_RESET = _word(regs.pmcr_r, num_event_cnt=EVENT_COUNTERS)
-PMCR_KEPT = _word(regs.pmcr_r, cnt_en=1, mask_en=1)  # the others are actions or read-only
-# Registers whose writes set or clear bits of one state, read back through either.
-SET_CLEAR = {
-    REG["PMCNTENSET"]: (REG["PMCNTENSET"], True),
-    REG["PMCNTENCLR"]: (REG["PMCNTENSET"], False),
-    REG["PMOVSSET"]: (REG["PMOVSSET"], True),
-    REG["PMOVSCLR"]: (REG["PMOVSSET"], False),
-    REG["PMINTSET"]: (REG["PMINTSET"], True),
-    REG["PMINTCLR"]: (REG["PMINTSET"], False),
+# ---- the register files ------------------------------------------------------------------
+# The U55's from the wheel (ethos_u55_regs). The U85 keeps the control registers at the U55's
+# offsets (regor's ethos_u85_interface.hpp, Vela 5.1.0): these are written once, here.
+_U55 = {
+    r.name: r.value
+    for e in (regs.BASE, regs.BASE_POINTERS, regs.PMU)
+    for r in e
+    if r.name != "SIZE"  # the enum's end, no register
 }
-READ_ALIAS = {REG["PMCNTENCLR"]: REG["PMCNTENSET"], REG["PMOVSCLR"]: REG["PMOVSSET"],
-              REG["PMINTCLR"]: REG["PMINTSET"]}  # fmt: skip
+SHARED = {
+    name: _U55[name]
+    for name in ("ID", "STATUS", "CMD", "RESET", "QBASE0", "QBASE1", "QREAD", "QCONFIG", "QSIZE",
+                 "PROT", "CONFIG", "REGIONCFG")
+} | {name: offset for name, offset in _U55.items() if name.startswith("BASEP")}  # fmt: skip
+# The PMU's control registers (PMCR .. PMCAXI_CHAN) relative to PMCR, the event counters'
+# and their type registers' first offsets relative to it too: the same on both NPUs.
+_PMU_CONTROL = {
+    name: offset - _U55["PMCR"]
+    for name, offset in _U55.items()
+    if offset >= _U55["PMCR"] and not name.startswith("PMEV")
+}
+_PMEVCNTR, _PMEVTYPER = _U55["PMEVCNTR0"] - _U55["PMCR"], _U55["PMEVTYPER0"] - _U55["PMCR"]
+U55_PMU, U85_PMU = _U55["PMCR"], 0x1180  # where PMCR is (the U85's: regor NPU_REG_PMCR)
+U55_EVENT_COUNTERS = sum(name.startswith("PMEVCNTR") for name in _U55)
+U85_EVENT_COUNTERS = 8  # regor: PMEVCNTR/PMEVTYPER arrays of 8
+
+
+def _pmu(base: int, counters: int) -> dict[str, int]:
+    """The PMU's registers with PMCR at `base` and `counters` event counters."""
+    pmu = {name: base + offset for name, offset in _PMU_CONTROL.items()}
+    for n in range(counters):
+        pmu[f"PMEVCNTR{n}"] = base + _PMEVCNTR + 4 * n
+        pmu[f"PMEVTYPER{n}"] = base + _PMEVTYPER + 4 * n
+    return pmu
+
+
+# STATUS: bits 0-6 and ecc_fault (8) are the same on both (the wheel's status_r); bit 7 is the
+# U55's wd_fault and reserved on the U85, bit 9 the U85's branch_fault (NPU_OP_BRANCH).
+STATUS_WD_FAULT = _word(regs.status_r, wd_fault=1)
+STATUS_BRANCH_FAULT = 1 << 9
+_FAULTS = _word(regs.status_r, bus_status=1, cmd_parse_error=1, ecc_fault=1)
+
+
+@dataclass(frozen=True)
+class NpuLayout:
+    """What differs between the register files of the NPUs a virtual NPU models: the
+    registers by name (SHARED, the NPU's own, its PMU), its event counters, the STATUS bits
+    that are faults, and whether its jobs are timed (sdk.ethosu.cycles models the U55 only)."""
+
+    product: str  # "Ethos-U55", as sdk.ethosu.stream.decode.PRODUCTS names it
+    reg: dict[str, int]
+    event_counters: int
+    faults: int
+    timed: bool
+
+    @property
+    def short(self) -> str:
+        """ "U85": the name in the host's messages ("the host's virtual U85")."""
+        return self.product.removeprefix("Ethos-")
+
+
+U55 = NpuLayout(
+    "Ethos-U55",
+    {**_U55, **_pmu(U55_PMU, U55_EVENT_COUNTERS)},  # AXI_LIMIT0-3 at 0x40 in the wheel's BASE
+    U55_EVENT_COUNTERS,
+    _FAULTS | STATUS_WD_FAULT,
+    timed=True,
+)
+U85 = NpuLayout(
+    "Ethos-U85",
+    {
+        **SHARED,
+        # regor: MEM_ATTR0-3 where the U55 has AXI_LIMIT0-3, then the AXI ports' limits.
+        **{f"MEM_ATTR{n}": 0x040 + 4 * n for n in range(4)},
+        "AXI_SRAM": 0x050,
+        "AXI_EXT": 0x054,
+        **_pmu(U85_PMU, U85_EVENT_COUNTERS),
+    },
+    U85_EVENT_COUNTERS,
+    _FAULTS | STATUS_BRANCH_FAULT,
+    timed=False,
+)
+LAYOUTS = {0: U55, 2: U85}  # by CONFIG's product field
+REG = U55.reg  # the U55's, by name (tests)
+
+# The PMU's fields are the same on both NPUs (the U85 has more event-counter bits in
+# PMCNTENSET & co.): the cycle counter's bit, its width (PMCCNTR_HI holds bits 32 up).
+CYCLE_BIT = _word(regs.pmcntenset_r, cycle_cnt=1)
+CYCLE_COUNTER_BITS = 32 + regs.pmccntr_hi_r._bitfield._fields_[0][2]
+PMCR_KEPT = _word(regs.pmcr_r, cnt_en=1, mask_en=1)  # the others are actions or read-only
+
+
+def pmcr_reset(layout: NpuLayout) -> int:
+    """PMCR after reset: it says how many event counters there are."""
+    return _word(regs.pmcr_r, num_event_cnt=layout.event_counters)
+
+
+def counter_bits(layout: NpuLayout) -> int:
+    """PMCNTENSET & co.: one bit per event counter and the cycle counter's."""
+    return (1 << layout.event_counters) - 1 | CYCLE_BIT
+
+
+def set_clear(layout: NpuLayout) -> dict[int, tuple[int, bool]]:
+    """Registers whose writes set or clear bits of one state, read back through either."""
+    reg = layout.reg
+    return {
+        reg[f"{name}{action}"]: (reg[f"{name}SET"], action == "SET")
+        for name in ("PMCNTEN", "PMOVS", "PMINT")
+        for action in ("SET", "CLR")
+    }
+
+
+def read_alias(layout: NpuLayout) -> dict[int, int]:
+    """The CLR registers read back as their SET ones."""
+    reg = layout.reg
+    return {reg[f"{name}CLR"]: reg[f"{name}SET"] for name in ("PMCNTEN", "PMOVS", "PMINT")}
+
+
+def layout_of(npu_config: str) -> NpuLayout:
+    """The register layout of the NPU an `npu_config` ("ethos-u85-128") names."""
+    for layout in LAYOUTS.values():
+        if npu_config.startswith(layout.product.lower() + "-"):
+            return layout
+    raise UsageError(
+        f"NPU config {npu_config!r}: no virtual NPU for it (the host models "
+        f"{', '.join(layout.product for layout in LAYOUTS.values())})"
+    )
 
 
 def _port_of(bits: int) -> str:
@@ -135,10 +257,29 @@ CMD_RUN = _word(regs.cmd_r, transition_to_running_state=1)
 CMD_CLEAR_IRQ = _word(regs.cmd_r, clear_irq=1)
 
 
+# The U85's ID and CONFIG as Vela 5.1.0 writes them into a payload's OPTIMIZER_CONFIG, per
+# MAC count (the same for every memory mode; docs/corstone320.md): architecture 2.0.0; CONFIG
+# product 2, log2 MACs, command-stream version 1, log2 of the SRAM and EXT AXI ports, and
+# the larger configurations' weight decoders. Vela's Python (driver_actions) builds the
+# U55's words only; regor builds these.
+U85_ID = 0x20007000
+U85_CONFIG = {
+    "ethos-u85-128": 0x20000117,
+    "ethos-u85-256": 0x20000118,
+    "ethos-u85-512": 0x20001119,
+    "ethos-u85-1024": 0x2000251A,
+    "ethos-u85-2048": 0x2000261B,
+}
+
+
 @cache
 def id_and_config(npu_config: str) -> tuple[int, int]:
-    """The ID and CONFIG registers of a U55 in `npu_config` ("ethos-u55-128"), as Vela
+    """The ID and CONFIG registers of an NPU in `npu_config` ("ethos-u55-128"), as Vela
     describes the hardware it compiles for."""
+    if layout_of(npu_config) is U85:
+        if npu_config not in U85_CONFIG:
+            raise UsageError(f"{npu_config}: one of {', '.join(U85_CONFIG)}")
+        return U85_ID, U85_CONFIG[npu_config]
     from ethosu.vela.architecture_features import ArchitectureFeatures
     from ethosu.vela.driver_actions import build_config_word, build_id_word
 
@@ -202,9 +343,12 @@ class Delegate:
 
 
 @dataclass
-class VirtualU55:
-    """One U55's registers and the program whose command streams it runs. `executor` is made
-    on first use (`npu_executor` names it: sdk.reference.executor.NPU_EXECUTORS)."""
+class VirtualNpu:
+    """One Ethos-U's registers (its class's `layout`) and the program whose command streams it
+    runs. `executor` is made on first use (`npu_executor` names it:
+    sdk.reference.executor.NPU_EXECUTORS)."""
+
+    layout: ClassVar[NpuLayout] = U55
 
     npu_config: str
     program: LoadedProgram | None = None
@@ -226,8 +370,16 @@ class VirtualU55:
     _delegates: list[Delegate] = field(default_factory=list)
     _memory: dict[int, MemorySystem] | None = None  # per delegate index, from its compile spec
     _timings: dict[tuple[int, int, int], StreamTiming] = field(default_factory=dict)
+    # Offsets the driver wrote that this NPU does not have (another NPU's layout), in order.
+    unknown_writes: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if layout_of(self.npu_config) is not self.layout:
+            raise UsageError(f"{self.npu_config} is no {self.layout.product}")
+        self._reg = self.layout.reg
+        self._known = set(self._reg.values())
+        self._set_clear = set_clear(self.layout)
+        self._alias = read_alias(self.layout)
         self.reset()
         if self.program is not None:
             for index, delegate in enumerate(self.program.plan.delegates):
@@ -244,21 +396,32 @@ class VirtualU55:
 
     # ---- registers ---------------------------------------------------------------------------
 
+    @property
+    def not_timed(self) -> str:
+        """Why its jobs carry no cycles (the cycle model does not model this NPU)."""
+        return U85_NOT_MODELLED
+
+    @property
+    def name(self) -> str:
+        """ "virtual U85": what the host's messages call it."""
+        return f"virtual {self.layout.short}"
+
     def reset(self) -> None:
         """The state after a soft reset: everything 0 but ID/CONFIG, the Q-channel bits of
         CMD, and PROT, which takes the levels RESET asked for."""
+        reg = self._reg
         npu_id, config = id_and_config(self.npu_config)
-        prot = self._registers.get(REG["RESET"], 0) & 3
-        self._registers = {REG["ID"]: npu_id, REG["CONFIG"]: config, REG["CMD"]: CMD_KEPT}
-        self._registers[REG["PROT"]] = prot
-        self._registers[REG["PMCR"]] = PMCR_RESET
+        prot = self._registers.get(reg["RESET"], 0) & 3
+        self._registers = {reg["ID"]: npu_id, reg["CONFIG"]: config, reg["CMD"]: CMD_KEPT}
+        self._registers[reg["PROT"]] = prot
+        self._registers[reg["PMCR"]] = pmcr_reset(self.layout)
 
     def read(self, offset: int) -> int:
-        return self._registers.get(READ_ALIAS.get(offset, offset), 0)
+        return self._registers.get(self._alias.get(offset, offset), 0)
 
     @property
     def irq_line(self) -> bool:
-        return bool(self.read(REG["STATUS"]) & STATUS_IRQ)
+        return bool(self.read(SHARED["STATUS"]) & STATUS_IRQ)
 
     def handle(self, session: LinkSession, exchange: p.NpuRegs) -> tuple[int, bool]:
         """Apply one NPU_REGS exchange: the writes in order, then the read."""
@@ -272,7 +435,7 @@ class VirtualU55:
         return value, self.irq_line
 
     def _write(self, session: LinkSession, offset: int, value: int) -> None:
-        if offset == REG["RESET"]:
+        if offset == SHARED["RESET"]:
             if self._queued:  # the driver gave up waiting for an NPU it never started
                 self.fault = (
                     "the driver set up a command stream (QBASE/QSIZE) but never started the NPU "
@@ -281,51 +444,54 @@ class VirtualU55:
             self._queued = False
             self._registers[offset] = value
             self.reset()  # completes at once: STATUS.reset_status never shows
-        elif offset == REG["CMD"]:
+        elif offset == SHARED["CMD"]:
             self._registers[offset] = (value & CMD_KEPT) | (self.read(offset) & ~CMD_KEPT)
             if value & CMD_CLEAR_IRQ:
-                self._registers[REG["STATUS"]] = self.read(REG["STATUS"]) & ~STATUS_IRQ
+                self._registers[SHARED["STATUS"]] = self.read(SHARED["STATUS"]) & ~STATUS_IRQ
             if value & CMD_RUN:
                 self._queued = False
                 self._start(session)
-        elif offset == REG["PMCR"]:
+        elif offset == self._reg["PMCR"]:
             self._write_pmcr(value)
-        elif offset in SET_CLEAR:
-            state, sets = SET_CLEAR[offset]
+        elif offset in self._set_clear:
+            state, sets = self._set_clear[offset]
             old = self.read(state)
-            self._registers[state] = (old | value if sets else old & ~value) & COUNTER_BITS
-        elif offset not in (REG["ID"], REG["CONFIG"], REG["STATUS"], REG["QREAD"]):
+            bits = counter_bits(self.layout)
+            self._registers[state] = (old | value if sets else old & ~value) & bits
+        elif offset not in (SHARED["ID"], SHARED["CONFIG"], SHARED["STATUS"], SHARED["QREAD"]):
+            if offset not in self._known:
+                self.unknown_writes.append(offset)
             self._registers[offset] = value  # read-only registers ignore writes
-            self._queued = self._queued or offset == REG["QSIZE"]
+            self._queued = self._queued or offset == SHARED["QSIZE"]
 
     # ---- the PMU -----------------------------------------------------------------------------
 
     def _write_pmcr(self, value: int) -> None:
         bits = _bits(regs.pmcr_r, value)
         if bits.event_cnt_rst:
-            for n in range(EVENT_COUNTERS):
-                self._registers[REG[f"PMEVCNTR{n}"]] = 0
+            for n in range(self.layout.event_counters):
+                self._registers[self._reg[f"PMEVCNTR{n}"]] = 0
         if bits.cycle_cnt_rst:
             self._set_cycle_counter(0)
-        self._registers[REG["PMCR"]] = (value & PMCR_KEPT) | PMCR_RESET
+        self._registers[self._reg["PMCR"]] = (value & PMCR_KEPT) | pmcr_reset(self.layout)
 
     @property
     def cycle_counter(self) -> int:
         """PMCCNTR: the 48-bit cycle counter (LO, and HI's low bits)."""
-        high = self.read(REG["PMCCNTR_HI"]) & ((1 << (CYCLE_COUNTER_BITS - 32)) - 1)
-        return self.read(REG["PMCCNTR_LO"]) | (high << 32)
+        high = self.read(self._reg["PMCCNTR_HI"]) & ((1 << (CYCLE_COUNTER_BITS - 32)) - 1)
+        return self.read(self._reg["PMCCNTR_LO"]) | (high << 32)
 
     def _set_cycle_counter(self, value: int) -> None:
-        self._registers[REG["PMCCNTR_LO"]] = value & 0xFFFFFFFF
-        self._registers[REG["PMCCNTR_HI"]] = value >> 32
+        self._registers[self._reg["PMCCNTR_LO"]] = value & 0xFFFFFFFF
+        self._registers[self._reg["PMCCNTR_HI"]] = value >> 32
 
     def _count(self, timing: StreamTiming) -> None:
         """Advance the enabled counters by a job's counts, flagging overflows."""
-        if not _bits(regs.pmcr_r, self.read(REG["PMCR"])).cnt_en:
+        if not _bits(regs.pmcr_r, self.read(self._reg["PMCR"])).cnt_en:
             return
-        enabled = self.read(REG["PMCNTENSET"])
+        enabled = self.read(self._reg["PMCNTENSET"])
         overflow = 0
-        cfg = _bits(regs.pmccntr_cfg_r, self.read(REG["PMCCNTR_CFG"]))
+        cfg = _bits(regs.pmccntr_cfg_r, self.read(self._reg["PMCCNTR_CFG"]))
         start = cfg.cycle_cnt_cfg_start
         # The cycle counter counts from its start event (none: always) to its stop event:
         # over a job, all its cycles, unless the start event never happens in it.
@@ -334,20 +500,20 @@ class VirtualU55:
             if total >> CYCLE_COUNTER_BITS:
                 overflow |= CYCLE_BIT
             self._set_cycle_counter(total & ((1 << CYCLE_COUNTER_BITS) - 1))
-        for n in range(EVENT_COUNTERS):
+        for n in range(self.layout.event_counters):
             if enabled & (1 << n):
                 typer = getattr(regs, f"pmevtyper{n}_r")
-                event = _bits(typer, self.read(REG[f"PMEVTYPER{n}"])).ev_type
-                total = self.read(REG[f"PMEVCNTR{n}"]) + timing.event_count(event)
+                event = _bits(typer, self.read(self._reg[f"PMEVTYPER{n}"])).ev_type
+                total = self.read(self._reg[f"PMEVCNTR{n}"]) + timing.event_count(event)
                 if total >> 32:
                     overflow |= 1 << n
-                self._registers[REG[f"PMEVCNTR{n}"]] = total & 0xFFFFFFFF
-        self._registers[REG["PMOVSSET"]] = self.read(REG["PMOVSSET"]) | overflow
+                self._registers[self._reg[f"PMEVCNTR{n}"]] = total & 0xFFFFFFFF
+        self._registers[self._reg["PMOVSSET"]] = self.read(self._reg["PMOVSSET"]) | overflow
 
     def timing(self, delegate: Delegate) -> StreamTiming:
         """The job's modelled time, with each region on the AXI port REGIONCFG gives it and
         the command stream on QCONFIG's (one model per delegate and port layout)."""
-        regioncfg, qconfig = self.read(REG["REGIONCFG"]), self.read(REG["QCONFIG"])
+        regioncfg, qconfig = self.read(SHARED["REGIONCFG"]), self.read(SHARED["QCONFIG"])
         key = (delegate.index, regioncfg, qconfig)
         if key not in self._timings:
             if self._memory is None:
@@ -362,6 +528,9 @@ class VirtualU55:
         return self._timings[key]
 
     def _time(self, delegate: Delegate) -> None:
+        if not self.layout.timed:  # its counters stay as they are: no made-up figure
+            self.job_log.append(NpuJob(delegate.index, None, None, {}, self.not_timed))
+            return
         try:
             timing = self.timing(delegate)
         except SdkError as exc:
@@ -379,7 +548,7 @@ class VirtualU55:
         )
 
     def _reg64(self, low: str) -> int:
-        offset = REG[low]
+        offset = SHARED[low]
         return self.read(offset) | (self.read(offset + 4) << 32)
 
     def basep(self, region: int) -> int:
@@ -394,15 +563,15 @@ class VirtualU55:
             delegate = self._run(session)
             self._time(delegate)
             status = STATUS_END
-            self._registers[REG["QREAD"]] = self.read(REG["QSIZE"])
+            self._registers[SHARED["QREAD"]] = self.read(SHARED["QSIZE"])
         except NpuFault as fault:
             self.fault = fault.message
             status = fault.status
-        self._registers[REG["STATUS"]] = status
+        self._registers[SHARED["STATUS"]] = status
         self.interrupts += 1
 
     def _run(self, session: LinkSession) -> Delegate:
-        qbase, qsize = self._reg64("QBASE0"), self.read(REG["QSIZE"])
+        qbase, qsize = self._reg64("QBASE0"), self.read(SHARED["QSIZE"])
         digest = _bus(session.npu_hash, qbase, qsize, "the command stream")
         # Delegates may share a command stream (two `x.sum()` of one shape): the one whose
         # weights region 0 holds is the one the firmware runs.
@@ -466,14 +635,16 @@ class VirtualU55:
         keepalive(0, 1)
         arrays = []
         for k, (record, tensor, data) in enumerate(zip(stream.inputs, graph.inputs, inputs)):
-            dtype = _element_dtype(record, "input", k)
-            if dtype != tensor.dtype or record.numel != math.prod(tensor.shape):
+            array = boundary_view(
+                np.frombuffer(data, _element_dtype(record, "input", k)), tensor.dtype
+            )
+            if array is None or record.numel != math.prod(tensor.shape):
                 raise NpuFault(
                     STATUS_PARSE_ERROR,
                     f"input {k}: the NPU record is {record.elem_size}-byte x {record.numel}, "
                     f"the {self.executor.name}'s graph takes {tensor.dtype} {list(tensor.shape)}",
                 )
-            arrays.append(np.frombuffer(data, dtype).reshape(tensor.shape))
+            arrays.append(array.reshape(tensor.shape))
         try:
             results = self.executor.run(delegate.index, arrays, keepalive)
         except SdkError as exc:
@@ -491,8 +662,31 @@ class VirtualU55:
                     f"{list(array.shape)}, the NPU record is {record.elem_size}-byte x "
                     f"{record.numel}",
                 )
-            outputs.append(np.ascontiguousarray(array).astype(dtype).tobytes())
+            # A bool (the TOSA executor's comparisons) is its bytes, 0 or 1, as the U85 writes
+            # them (regor ends a bool leaving the NPU with an AND 1).
+            same = boundary_view(array, dtype) if array.dtype == np.bool_ else None
+            outputs.append(
+                np.ascontiguousarray(array if same is None else same).astype(dtype).tobytes()
+            )
         return outputs
+
+
+@dataclass
+class VirtualU55(VirtualNpu):
+    """The virtual Ethos-U55: its jobs are timed by the cycle model, which its PMU counts."""
+
+    layout: ClassVar[NpuLayout] = U55
+
+
+@dataclass
+class VirtualU85(VirtualNpu):
+    """The virtual Ethos-U85: the U55's model with the U85's register file (MEM_ATTR0-3,
+    AXI_SRAM/AXI_EXT, the PMU at 0x1180), ID and CONFIG; its jobs run on the functional U85
+    (the executor takes a stream's command set from its CONFIG product). They are not timed:
+    the cycle model refuses U85 streams, so each job's NpuJob says why and the PMU's counters
+    stay where the driver left them (its cycle counter reads 0 after the driver's reset)."""
+
+    layout: ClassVar[NpuLayout] = U85
 
 
 def _bus(access, address: int, length: int, what: str) -> bytes:

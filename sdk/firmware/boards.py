@@ -61,6 +61,7 @@ class Board:
     specs: str
     linker_script: Path
     link_flags: tuple[str, ...]
+    source_dirs: tuple[Path, ...]  # the board's folder, then its `sources` (shared code)
     memory: dict[str, Region]
     slots: dict[str, Region]
     metadata_bytes: int
@@ -70,7 +71,7 @@ class Board:
     console_base: int
     console_baud_divider: int
     console_rx_irq: int
-    npu_kind: str  # e.g. "ethos-u55" ("" when board.yaml does not say)
+    npu_kind: str  # "ethos-u55" or "ethos-u85": the driver's register layout
     npu_base: int
     npu_irq: int
     npu_default_config: str
@@ -79,6 +80,8 @@ class Board:
     flash: tuple[dict[str, Any], ...] = ()  # `sdk flash` methods, in order of preference
     npu_memories: NpuMemories | None = None  # the NPU's ports as Vela sees them
     cpu_clock_hz: int | None = None  # cpu.clock_hz (None: board.yaml does not say)
+    no_targets: dict[str, str] = field(default_factory=dict)  # target -> why the board has none
+    cpu_core: str = "cortex-m55"  # cpu.core: what the reports call the CPU
 
     @property
     def npu_clock_hz(self) -> int | None:
@@ -88,8 +91,12 @@ class Board:
     def target(self, name: str) -> dict[str, Any]:
         """The `targets.<name>` section: how to run this board on an emulator."""
         if name not in self.targets:
-            known = ", ".join(sorted(self.targets)) or "none"
-            raise UsageError(f"board {self.name} cannot run on {name} (it knows: {known})")
+            known = ", ".join(self.targets) or "none"
+            why = f": {self.no_targets[name]}" if name in self.no_targets else ""
+            raise UsageError(
+                f"board {self.name} has no {name} target{why}; its targets: {known} "
+                "(and host, the reference)"
+            )
         return self.targets[name]
 
     def npu_config(self, name: str | None = None) -> str:
@@ -118,6 +125,7 @@ class Board:
             "SDK_NPU_BASE": f"0x{self.npu_base:08x}u",
             "SDK_NPU_IRQ": f"{self.npu_irq}u",
             "SDK_NPU_CONFIG": f'"{config}"',
+            f"SDK_NPU_{self.npu_kind.upper().replace('-', '_')}": "1",  # SDK_NPU_ETHOS_U85
             "SDK_METADATA_BYTES": f"{self.metadata_bytes}u",
             f"SDK_EXIT_{exit_method.upper()}": "1",
         }
@@ -205,6 +213,20 @@ def _check_layout(where: str, memory: dict[str, Region], slots: dict[str, Region
                 raise ConfigError(f"{where}: slots {slot.name} and {other.name} overlap")
 
 
+def _source_dirs(where: str, directory: Path, boards_dir: Path, names: Any) -> tuple[Path, ...]:
+    """The board's folder, then each folder of board.yaml `sources` under boards/ (a copy of a
+    board elsewhere, as the tests make, takes the repository's shared folders)."""
+    folders = [directory]
+    for name in names or ():
+        plain = "/" not in str(name) and not str(name).startswith(".")
+        candidates = [boards_dir / str(name), BOARDS_DIR / str(name)] if plain else []
+        found = next((c for c in candidates if c.is_dir()), None)
+        if found is None:
+            raise ConfigError(f"{where}: sources: {name!r} is not a folder under boards/")
+        folders.append(found)
+    return tuple(folders)
+
+
 def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     """Read and validate boards/<name>/board.yaml; an unknown board lists the known ones."""
     directory = boards_dir / name
@@ -253,6 +275,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         specs=str(toolchain.get("specs", "")),
         linker_script=linker_script,
         link_flags=tuple(str(f) for f in toolchain.get("link_flags") or ()),
+        source_dirs=_source_dirs(where, directory, boards_dir, data.get("sources")),
         memory=memory,
         slots=slots,
         metadata_bytes=_int(f"{where}: runtime.metadata_bytes", runtime.get("metadata_bytes")),
@@ -262,7 +285,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
         console_rx_irq=_int(f"{where}: console.rx_irq", console.get("rx_irq")),
-        npu_kind=str(npu.get("kind", "")),
+        npu_kind=str(_section(f"{where}: npu", npu, "kind")),
         npu_base=_int(f"{where}: npu.base", npu.get("base")),
         npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
         npu_default_config=default_config,
@@ -271,4 +294,6 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         flash=tuple(dict(m) for m in data.get("flash") or ()),
         npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
         cpu_clock_hz=None if clock is None else _int(f"{where}: cpu.clock_hz", clock),
+        no_targets={str(k): str(v) for k, v in (data.get("no_targets") or {}).items()},
+        cpu_core=str(cpu.get("core", "cortex-m55")),
     )

@@ -67,10 +67,19 @@ def variant_name(
 
 
 def without_mve(cpu_flags: list[str]) -> list[str]:
-    """The board's CPU flags with Helium (MVE) switched off: `+nomve` on its -mcpu."""
-    if not any(f.startswith("-mcpu=") for f in cpu_flags):
-        raise BuildError("kernel_mve=0 needs an -mcpu= flag in the board's cpu.flags")
-    return [f + "+nomve" if f.startswith("-mcpu=") else f for f in cpu_flags]
+    """The board's CPU flags with Helium (MVE) switched off: `+nomve` on its -mcpu, or its
+    -march's `+mve` / `+mve.fp` dropped (Corstone-320's M85 is named by -march: GCC 12 has no
+    -mcpu=cortex-m85)."""
+    if any(f.startswith("-mcpu=") for f in cpu_flags):
+        return [f + "+nomve" if f.startswith("-mcpu=") else f for f in cpu_flags]
+    if any(f.startswith("-march=") for f in cpu_flags):
+        return [_march_without_mve(f) if f.startswith("-march=") else f for f in cpu_flags]
+    raise BuildError("kernel_mve=0 needs an -mcpu= or -march= flag in the board's cpu.flags")
+
+
+def _march_without_mve(flag: str) -> str:
+    arch, *extensions = flag.split("+")
+    return "+".join([arch, *(e for e in extensions if e not in ("mve", "mve.fp"))])
 
 
 def write_contract_header(gen: Path) -> Path:

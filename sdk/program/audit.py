@@ -15,7 +15,8 @@ from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.program.pte import LoadedProgram, TensorInfo, element_size
 
 ETHOS_U_BACKEND = "EthosUBackend"
-_INTEGER_DTYPES = {"Byte", "Char", "Short", "Int", "UInt16", "UInt32"}
+# What the NPU can move: integers, and (U85) booleans as bytes of 0 or 1 (its CMP_* results)
+_INTEGER_DTYPES = {"Byte", "Char", "Short", "Int", "UInt16", "UInt32", "Bool"}
 
 
 @dataclass
@@ -164,12 +165,14 @@ def npu_output_overlaps(program: LoadedProgram) -> list[str]:
     """Each Ethos-U operation of the program whose OFM overlaps itself, as 'delegate i:
     operation ...': what the device leaves there is its write order, not the model's result
     (sdk.ethosu.functional.execute.OVERLAP_CAUSE). A sound stream has none."""
-    from sdk.ethosu.functional.execute import overlapping_outputs
+    from sdk.ethosu.functional import execute, execute_u85
     from sdk.ethosu.stream.decode import decode_cmd_data
 
     found = []
     for info in read_delegates(program):
         if info.vela is not None:
-            for hit in overlapping_outputs(decode_cmd_data(info.vela.blocks["cmd_data"])):
+            decoded = decode_cmd_data(info.vela.blocks["cmd_data"])
+            model = execute_u85 if decoded.is_u85 else execute
+            for hit in model.overlapping_outputs(decoded):
                 found.append(f"delegate {info.index}: {hit.describe()}")
     return found

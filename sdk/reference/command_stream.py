@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdk.errors import ProgramError, TargetError
+from sdk.ethosu.functional import execute_u85
 from sdk.ethosu.functional.execute import NpuState, Progress, TraceEntry, execute, lut_base_for
 from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.ethosu.stream.decode import DecodedCmdData, decode_cmd_data
@@ -85,9 +86,9 @@ class CommandStreamExecutor:
         weights = stream.blocks["weight_data"]
         state = NpuState(
             {0: np.frombuffer(weights, dtype=np.uint8).copy(), 1: scratch, 2: scratch},
-            lut_base=lut_base_for(decoded.npu_config),
+            lut_base=None if decoded.is_u85 else lut_base_for(decoded.npu_config),
         )
-        execute(decoded, state, progress)
+        (execute_u85.execute if decoded.is_u85 else execute)(decoded, state, progress)
         self.trace = state.trace
         outputs = []
         for record, info in zip(stream.outputs, io.outputs):

@@ -116,6 +116,24 @@ HOST_REFERENCE_EXECUTOR = "tosa"
 VIRTUAL_NPU_EXECUTOR = "command-stream"
 
 
+def boundary_view(array: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
+    """`array` as `dtype` across a delegate's boundary: itself when the dtypes agree; a bool
+    and a 1-byte integer (a U85 comparison's output, which the NPU's records call int8) as
+    each other's bytes, which ExecuTorch's EthosUBackend copies as they are; else None."""
+    dtype = np.dtype(dtype)
+    if array.dtype == dtype:
+        return array
+    if array.itemsize == dtype.itemsize == 1 and np.dtype(np.bool_) in (array.dtype, dtype):
+        return np.ascontiguousarray(array).view(dtype)
+    return None
+
+
+def executor_text(kind: str, npu: str = "Ethos-U55") -> str:
+    """What executor `kind` runs a delegate on, for an `npu` ("Ethos-U85") stream: the
+    command-stream executor runs the functional model of the stream's own NPU."""
+    return NPU_EXECUTORS[kind].replace("Ethos-U55", npu)
+
+
 def make_executor(kind: str, program, tosa_dir: Path | None = None) -> NpuExecutor:
     """The executor `--npu-executor` names: `tosa` (each delegate's saved TOSA on the TOSA
     reference model) or `command-stream` (Vela's command stream on sdk.ethosu.functional's model

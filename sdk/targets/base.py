@@ -100,16 +100,19 @@ class NpuRun:
     """What ran a program's NPU delegates, as the deploy report states it (`npu_run`).
 
     `driver`: "firmware" when the firmware's Ethos-U driver programmed the NPU: the target's
-    own (the FVP, a board), or the host's virtual U55 on a board without one (QEMU), which
-    then counts the driver's register accesses, the interrupts it raised and the jobs it ran.
-    `executor`: what ran the virtual U55's jobs on the host (sdk.reference.executor.NPU_EXECUTORS),
-    None for a real NPU. Counts a target does not report are None."""
+    own (the FVP, a board), or the host's virtual NPU (U55 or U85, `npu`) on a board without
+    one (QEMU, the FVP stand-in), which then counts the driver's register accesses, the
+    interrupts it raised and the jobs it ran. `executor`: what ran the virtual NPU's jobs on
+    the host (sdk.reference.executor.NPU_EXECUTORS), None for a real NPU. Counts a target
+    does not report are None."""
 
     executor: str | None
     driver: str
     register_accesses: int | None
     interrupts: int | None
     jobs: int | None
+    npu: str = "Ethos-U55"  # the NPU the driver drove (its layout): Ethos-U55 or Ethos-U85
+    npu_config: str | None = None  # the virtual NPU's configuration (None: the target's NPU)
 
     def to_json(self) -> dict:
         return {
@@ -118,17 +121,19 @@ class NpuRun:
             "register_accesses": self.register_accesses,
             "interrupts": self.interrupts,
             "jobs": self.jobs,
+            "npu": self.npu,
+            "npu_config": self.npu_config,
         }
 
     def describe(self) -> str:
         if self.executor is not None:
             return (
-                f"Ethos-U55 driver ({self.driver}) on a virtual U55 "
+                f"{self.npu} driver ({self.driver}) on a virtual {self.npu.removeprefix('Ethos-')} "
                 f"({self.executor.replace('-', ' ')}): "
                 f"{self.jobs} job(s), {self.register_accesses} register accesses, "
                 f"{self.interrupts} interrupt(s)"
             )
-        return "Ethos-U55 driver (firmware) on the target's NPU"
+        return f"{self.npu} driver (firmware) on the target's NPU"
 
 
 @dataclass

@@ -1,5 +1,7 @@
-"""The Arm FVP (e.g. FVP_Corstone_SSE-300_Ethos-U55) as a board's power and console, driven by
-board.yaml (a power driver, sdk.targets.drivers).
+"""The Arm FVP (FVP_Corstone_SSE-300_Ethos-U55, FVP_Corstone_SSE-320) as a board's power and
+console, driven by board.yaml (a power driver, sdk.targets.drivers): its parameters are data
+(board.yaml `targets.fvp.params`), so the SSE-320's `mps4_board.subsystem.*` names are the
+Corstone-320 board's, nothing here.
 
 The FVP is not installable here: users install it themselves. The binary is `--fvp PATH`
 (RunOptions.fvp), else $SDK_FVP, else board.yaml's `targets.fvp.binary` on PATH; without it
@@ -36,6 +38,15 @@ FVP_ENV = "SDK_FVP"
 START_TIMEOUT_S = 60.0
 
 
+def compiled_config(config_word: int) -> str:
+    """The NPU config a command stream's OPTIMIZER_CONFIG word names ("ethos-u85-128"): its
+    product (bits 31:28) and log2 of its MACs (bits 3:0)."""
+    from sdk.ethosu.stream.decode import PRODUCTS
+
+    name = PRODUCTS.get(config_word >> 28, f"npu-product-{config_word >> 28}")
+    return f"{name.lower()}-{1 << (config_word & 0xF)}"
+
+
 class FvpDriver:
     """Power and console of a board simulated by an Arm FVP."""
 
@@ -64,35 +75,38 @@ class FvpDriver:
             return Availability(
                 False,
                 f"FVP not installed: {binary} not found",
-                f"install Arm's Corstone-300 FVP (Arm Ecosystem FVPs), then put "
-                f"{self.config['binary']} on PATH, set ${FVP_ENV}, or give --fvp PATH",
+                f"install Arm's {self.config['binary']} (Arm Ecosystem FVPs), then put it "
+                f"on PATH, set ${FVP_ENV}, or give --fvp PATH",
             )
         return Availability(True, path)
 
     def follow(self, program: LoadedProgram) -> None:
-        """Take the NPU config the program's Ethos-U command streams were compiled for; an
-        FVP already running with another is a UsageError (its MAC count is set at start)."""
+        """Take the NPU config the program's Ethos-U command streams were compiled for (their
+        OPTIMIZER_CONFIG: the product and the MAC count); one the board does not have, or an
+        FVP already running with another, is a UsageError (its MAC count is set at start)."""
         from sdk.program.audit import read_delegates
 
-        macs = {d.vela.macs_per_cycle for d in read_delegates(program) if d.vela is not None}
-        macs.discard(None)
-        if not macs:
+        configs = {
+            compiled_config(d.vela.npu_config)
+            for d in read_delegates(program)
+            if d.vela is not None and d.vela.npu_config is not None
+        }
+        if not configs:
             return
-        if len(macs) > 1:
-            raise ProgramError(f"the program's delegates were compiled for {sorted(macs)} MACs")
-        (count,) = macs
-        wanted = [c for c in self.board.npu_configs if c.endswith(f"-{count}")]
-        if not wanted:
+        if len(configs) > 1:
+            raise ProgramError(f"the program's delegates were compiled for {sorted(configs)}")
+        (wanted,) = configs
+        if wanted not in self.board.npu_configs:
             raise UsageError(
-                f"the program was compiled for a {count}-MAC NPU; board {self.board.name} has "
+                f"the program was compiled for {wanted}; board {self.board.name} has "
                 f"{', '.join(self.board.npu_configs)}"
             )
-        if self.running_config is not None and wanted[0] != self.running_config:
+        if self.running_config is not None and wanted != self.running_config:
             raise UsageError(
-                f"the FVP runs {self.running_config}; the program was compiled for {wanted[0]}: "
+                f"the FVP runs {self.running_config}; the program was compiled for {wanted}: "
                 "run it on an FVP started for it (a run of its own)"
             )
-        self.npu_config = wanted[0]
+        self.npu_config = wanted
 
     @property
     def num_macs(self) -> int:

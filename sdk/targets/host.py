@@ -30,6 +30,7 @@ from sdk.reference.executor import (
     HOST_REFERENCE_EXECUTOR,
     NpuExecutor,
     TosaExecutor,
+    boundary_view,
     make_executor,
 )
 from sdk.targets.base import Availability, RunOptions, RunReport, Timing
@@ -149,26 +150,27 @@ class HostRunner:
         feeds = []
         for value, tensor in zip(args[:n_in], graph.inputs):
             array = self._read(env, value)
-            if array.dtype != tensor.dtype or array.size != int(np.prod(tensor.shape)):
+            fed = boundary_view(array, tensor.dtype)
+            if fed is None or array.size != int(np.prod(tensor.shape)):
                 raise BoundaryError(
                     f"delegate {call.delegate_index} input {tensor.name}: TOSA takes "
                     f"{tensor.dtype} {list(tensor.shape)}, the program has {array.dtype} "
                     f"{list(array.shape)}"
                 )
-            feeds.append(array)
+            feeds.append(fed)
         outputs = self.executor.run(call.delegate_index, feeds)
         trace = getattr(self.executor, "trace", None)
         if trace is not None:  # the command-stream executor's per-operation trace
             self.npu_traces.append((call.delegate_index, list(trace)))
         for value, array in zip(args[n_in:], outputs):
             info = self.program.tensor(value)
-            dtype = numpy_dtype(info.scalar_type)
-            if array.dtype != dtype or array.size != int(np.prod(info.shape, dtype=np.int64)):
+            written = boundary_view(array, numpy_dtype(info.scalar_type))
+            if written is None or array.size != int(np.prod(info.shape, dtype=np.int64)):
                 raise BoundaryError(
                     f"delegate {call.delegate_index}: TOSA output is {array.dtype} "
                     f"{list(array.shape)}, the program expects {info.dtype} {list(info.shape)}"
                 )
-            self._written(env, [value], [array.reshape(info.shape)])
+            self._written(env, [value], [written.reshape(info.shape)])
         self.delegate_runs.append((call.delegate_index, [env[v] for v in args[n_in:]]))
 
     def _condition(self, env: dict[int, np.ndarray], value: int) -> bool:

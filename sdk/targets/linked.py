@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import TargetError
-from sdk.ethosu.device import NpuJob, VirtualU55
+from sdk.ethosu.device import U55, U85, NpuJob, VirtualNpu, VirtualU55, VirtualU85, layout_of
 from sdk.link.protocol import Info, Stats
 from sdk.link.record import DelegateCycles, FirmwareRecord, ModelledNpu, check_record
 from sdk.link.session import LinkSession
@@ -63,17 +63,18 @@ def run_linked(
 ) -> tuple[list[np.ndarray], FirmwareRecord]:
     """Load, set inputs, run, read outputs; the outputs of a passed run, else an SdkError.
 
-    The session answers a virtual U55's register exchanges (sdk.ethosu.device) with a model of the
-    firmware's NPU configuration that runs this program's command streams: the firmware's driver
-    talks to it when its board has no NPU (QEMU); a board with one never asks."""
+    The session answers a virtual NPU's register exchanges (sdk.ethosu.device) with a model of
+    the firmware's NPU configuration that runs this program's command streams (a U55 or a
+    U85, as that configuration names): the firmware's driver talks to it when its board has
+    no NPU (QEMU, the FVP stand-in); a board with one never asks."""
     program.check_inputs(inputs)
     if not session.connected:
         session.connect()
     check_kernels(session, program)
-    model = virtual_u55_of(session)
+    model = virtual_npu_of(session)
     if model is None or model.program is not program:
         assert session.info is not None  # connected
-        model = VirtualU55(
+        model = _virtual_npu_class(session.info.npu_config)(
             session.info.npu_config,
             program,
             tosa_dir,
@@ -90,7 +91,7 @@ def run_linked(
         preloaded=preloaded,
     )
     if record.result is not None and not record.result.ok and model.fault:
-        reason = f"{record.result.reason}; the host's virtual U55: {model.fault}"
+        reason = f"{record.result.reason}; the host's {model.name}: {model.fault}"
         record.result = dataclasses.replace(record.result, reason=reason)
     if session.loads != loads:  # the firmware's STATS count from this LOAD on
         model.jobs_at_load = mark
@@ -99,14 +100,14 @@ def run_linked(
     )
     if program.plan.delegates:
         stats = session.stats()  # the driver's PMCCNTR reads, summed since the LOAD
-        if len(model.job_log) > mark:  # the host's virtual U55 ran them: modelled
+        if len(model.job_log) > mark:  # the host's virtual NPU ran them: modelled
             record.npu_modelled = modelled_npu(model, mark, iterations, stats)
         elif not record.result.virtual_npu_ticks and stats.npu_counters:
             record.npu_cycles = stats.npu_cycles  # a real NPU ran them: measured
     return arrays, record
 
 
-def modelled_npu(model: VirtualU55, mark: int, iterations: int, stats: Stats) -> ModelledNpu:
+def modelled_npu(model: VirtualNpu, mark: int, iterations: int, stats: Stats) -> ModelledNpu:
     """The run's jobs (job_log from `mark`) per delegate and per inference, beside the
     firmware's STATS and the jobs since its LOAD that STATS counted."""
     run = max(iterations, 1)
@@ -132,23 +133,38 @@ def modelled_npu(model: VirtualU55, mark: int, iterations: int, stats: Stats) ->
     return ModelledNpu(delegates, stats.npu_cycles, stats.runs, since_load)
 
 
-def virtual_u55_of(session: LinkSession) -> VirtualU55 | None:
-    """The virtual U55 answering `session`'s register exchanges, if it has one."""
+def virtual_npu_of(session: LinkSession) -> VirtualNpu | None:
+    """The virtual NPU answering `session`'s register exchanges, if it has one."""
     device = session.npu_device
-    return device if isinstance(device, VirtualU55) else None
+    return device if isinstance(device, VirtualNpu) else None
+
+
+def _virtual_npu_class(npu_config: str) -> type[VirtualNpu]:
+    """The virtual NPU of the firmware's NPU configuration (its INFO's `npu_config`, one of
+    its board's: board.yaml npu.kind decides U55 or U85). Named here at call time so a test
+    may replace either class."""
+    return VirtualU85 if layout_of(npu_config) is U85 else VirtualU55
 
 
 def npu_run_of(session: LinkSession, program: LoadedProgram) -> NpuRun | None:
     """What ran the program's delegates in `session`'s runs: the firmware's driver, on the
-    host's virtual U55 when the firmware talked to it (its counts), else on the target's NPU."""
+    host's virtual NPU when the firmware talked to it (its counts), else on the target's NPU."""
     if not program.plan.delegates:
         return None
-    model = virtual_u55_of(session)
+    model = virtual_npu_of(session)
     if model is not None and model.register_accesses:
         return NpuRun(
-            model.npu_executor, "firmware", model.register_accesses, model.interrupts, model.jobs
+            model.npu_executor,
+            "firmware",
+            model.register_accesses,
+            model.interrupts,
+            model.jobs,
+            npu=model.layout.product,
+            npu_config=model.npu_config,
         )
-    return NpuRun(None, "firmware", None, None, None)
+    info = session.info
+    npu = layout_of(info.npu_config).product if info is not None else U55.product
+    return NpuRun(None, "firmware", None, None, None, npu=npu)
 
 
 def _virtual_npu_executor(choice: str | None) -> str:

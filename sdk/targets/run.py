@@ -101,9 +101,13 @@ REFERENCE_TARGET = "host"
 DEPLOY_TARGETS = ("auto", *(name for name in TARGETS if name != REFERENCE_TARGET))
 
 
-# `--target auto` (sdk deploy): the first of these available here; the last is the fallback
-# any machine can install (QEMU, NPU delegates on the virtual NPU).
+# `--target auto` (sdk deploy): the first of these the board has and is available here; the
+# last the board has is the fallback (QEMU, which any machine can install, NPU delegates on the
+# virtual NPU; the FVP on a board no QEMU emulates, such as Corstone-320).
 AUTO_TARGETS = ("fvp", "qemu")
+# The targets the machine's set-up installs (scripts/bootstrap.sh): `sdk doctor` fails when the
+# default target is one of these and missing; an FVP or a board is the user's to provide.
+SETUP_TARGETS = ("qemu",)
 
 
 def make_target(target: str, board: Board, options: RunOptions | None = None) -> Target:
@@ -125,10 +129,23 @@ def available_targets(board: Board, options: RunOptions | None = None) -> dict[s
     return found
 
 
-def auto_target(found: dict[str, Availability]) -> str:
-    """What `auto` means given `available_targets(...)`: the first available of AUTO_TARGETS,
-    else the fallback (whose availability then says how to install it)."""
-    return next((t for t in AUTO_TARGETS if t in found and found[t].available), AUTO_TARGETS[-1])
+def auto_targets(board: Board) -> tuple[str, ...]:
+    """The AUTO_TARGETS `board` has (board.yaml targets), in order; none is a UsageError."""
+    names = tuple(t for t in AUTO_TARGETS if t in board.targets)
+    if not names:
+        raise UsageError(
+            f"board {board.name} has none of {', '.join(AUTO_TARGETS)} for --target auto; "
+            f"give --target ({', '.join(board.targets) or 'none'})"
+        )
+    return names
+
+
+def auto_target(found: dict[str, Availability], board: Board | None = None) -> str:
+    """What `auto` means given `available_targets(...)`: the first available of AUTO_TARGETS
+    (those `board` has), else the last of them (whose availability then says how to install
+    it)."""
+    names = auto_targets(board) if board is not None else AUTO_TARGETS
+    return next((t for t in names if t in found and found[t].available), names[-1])
 
 
 def require_available(target: Target, options: RunOptions | None = None) -> None:

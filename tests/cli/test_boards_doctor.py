@@ -216,7 +216,7 @@ def test_doctor_passes_here(capsys):
     for what in ("torch==2.13.0", GCC, "scons", "flatc", "target host", "target qemu"):
         assert checks[what].startswith("ok "), checks[what]
     assert checks["target fvp (optional)"].startswith("MISSING ")
-    assert "fix: install Arm's Corstone-300 FVP" in checks["target fvp (optional)"]
+    assert "fix: install Arm's FVP_Corstone_SSE-300_Ethos-U55" in checks["target fvp (optional)"]
     assert str(Path(os.environ["SDK_CACHE_DIR"])) in checks["cache (optional)"]
 
 
@@ -301,3 +301,59 @@ def test_the_reference_s_install_hint_comes_from_the_pins():
     assert set(texts) <= pinned
     assert any(t.startswith("executorch") for t in texts)
     assert any(t.startswith("tosa-tools") for t in texts)
+
+
+# --- the second board: Corstone-320, which no QEMU emulates ----------------------------
+
+M85 = load_board("corstone320")
+
+
+def test_boards_lists_corstone320_and_says_why_it_has_no_qemu(capsys):
+    code, out, err = run_cli(capsys, "boards")
+    assert code == 0, err
+    text = out[out.index("corstone320: ") :]
+    assert text.startswith(f"corstone320: {M85.description}")
+    assert re.search(r"^ +brom +0x11000000 +128 KiB$", text, re.M), text
+    assert "npu: ethos-u85, default ethos-u85-128 (configs: ethos-u85-128," in text
+    assert re.search(
+        r"^ +qemu +no +board corstone320 has no qemu target: no QEMU emulates", text, re.M
+    )
+    fvp = M85.target("fvp")["binary"]
+    assert re.search(rf"^ +fvp +no +FVP not installed: {fvp} not found", text, re.M), text
+
+
+def test_doctor_on_corstone320_says_there_is_no_qemu_and_passes(capsys):
+    """No QEMU for the M85 is a fact of the board, not a missing install: doctor reports it
+    as optional and picks the FVP for `auto`, which (as on Corstone-300) never fails it."""
+    code, out, err = run_cli(capsys, "doctor", "--board", "corstone320")
+    assert code == 0, (out, err)
+    assert out.splitlines()[-1] == "default target (auto) on corstone320: fvp"
+    checks = check_lines(out)
+    assert checks["target qemu (optional)"].startswith("MISSING ")
+    assert "no QEMU emulates a Cortex-M85" in checks["target qemu (optional)"]
+    # The default target, the user's to install (an FVP never fails the diagnosis).
+    assert checks["target fvp"].startswith("MISSING ")
+    assert "fix: install Arm's FVP_Corstone_SSE-320" in checks["target fvp"]
+    assert "-march=armv8.1-m.main+mve.fp+fp.dp" in checks["newlib (libc.a, nano.specs)"]
+
+
+def test_corstone320_takes_the_fvp_for_auto_when_it_is_there(monkeypatch, tmp_path):
+    from sdk.targets.run import auto_target
+
+    folder = only_tools(monkeypatch, tmp_path / "bin")
+    script = folder / M85.target("fvp")["binary"]
+    script.write_text("#!/bin/sh\n# FAKE FVP for tests: availability only looks it up.\nexit 0\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    found = available_targets(M85)
+    assert found["fvp"].available and not found["qemu"].available
+    assert auto_target(found, M85) == "fvp"
+
+
+def test_a_qemu_deploy_on_corstone320_is_a_usage_error_naming_the_targets(capsys):
+    code, out, err = run_cli(
+        capsys, "deploy", "--board", "corstone320", "--target", "qemu", "examples/shared_split.py"
+    )
+    assert code == 2, (out, err)
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("error: board corstone320 has no qemu target: no QEMU emulates")
+    assert line.endswith("its targets: fvp, serial (and host, the reference)")

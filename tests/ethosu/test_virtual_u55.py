@@ -26,7 +26,7 @@ from sdk.link.session import LinkSession
 from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.host import run_host
-from sdk.targets.linked import npu_run_of, run_linked, virtual_u55_of
+from sdk.targets.linked import npu_run_of, run_linked, virtual_npu_of
 from sdk.targets.run import run_on_target
 from tests.support.markers import EXAMPLE_EXPORTS
 
@@ -83,7 +83,7 @@ def test_the_driver_runs_on_the_virtual_u55_and_equals_the_host_reference(
         outputs, record = run_linked(session, program, inputs, iterations=2)
         npu_run = npu_run_of(session, program)
         npu_cycles = session.stats().npu_cycles  # the driver's PMCCNTR reads, summed
-        job_log = virtual_u55_of(session).job_log
+        job_log = virtual_npu_of(session).job_log
     for got, want in zip(outputs, run_host(case.result.program_path, inputs), strict=True):
         np.testing.assert_array_equal(got, want)
     delegates = len(program.plan.delegates)

@@ -23,3 +23,13 @@ def programs(tmp_path_factory) -> dict[str, Path]:
         export = export_ethos_u if name == "delegate" else export_cpu
         made[name] = export(module.eval(), example, folder / f"{name}.pte")
     return made
+
+
+@pytest.fixture(scope="session")
+def corstone320_firmware(programs, tmp_path_factory) -> Path:
+    """The Corstone-320 (Cortex-M85 + Ethos-U85) firmware for the `add` program, built once
+    per session (build/corstone320)."""
+    from sdk.firmware.build import build_firmware
+
+    out = tmp_path_factory.mktemp("fw320") / "executor_runner.elf"
+    return build_firmware("corstone320", programs["add"], out)

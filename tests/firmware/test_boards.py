@@ -60,6 +60,70 @@ def test_corstone300_facts():
     assert macros["SDK_CONSOLE_BASE"] == "0x59303000u"
 
 
+def test_corstone320_facts():
+    """Corstone-320 (docs/corstone320.md): boots from BROM, an Ethos-U85 at 0x50004000 / IRQ 16,
+    UART0 at 0x58203000 (RX IRQ 33); an FVP target, no QEMU (none emulates an M85)."""
+    board = load_board("corstone320")
+    assert board.cpu_flags[0] == "-march=armv8.1-m.main+mve.fp+fp.dp"  # GCC 12: no cortex-m85
+    assert (board.console_base, board.console_rx_irq) == (0x58203000, 33)
+    assert (board.npu_kind, board.npu_base, board.npu_irq) == ("ethos-u85", 0x50004000, 16)
+    assert board.npu_default_config == "ethos-u85-128"
+    assert board.npu_configs == tuple(f"ethos-u85-{n}" for n in (128, 256, 512, 1024, 2048))
+    assert board.memory["brom"].base == 0x11000000 and board.memory["bram"].base == 0x12000000
+    assert board.slots["npu_arena"] == Region("npu_arena", 0x31000000, 0x200000)
+    assert board.npu_memories is None  # ExecuTorch's own Vela configuration for the U85
+    assert board.target("fvp")["binary"] == "FVP_Corstone_SSE-320"
+    assert "qemu" not in board.targets
+    with pytest.raises(
+        UsageError, match="board corstone320 has no qemu target: no QEMU emulates a Cortex-M85"
+    ):
+        board.target("qemu")
+    # The vector table is where the M85 resets (INITSVTOR 0x11000000), not ITCM at 0.
+    script = board.linker_script.read_text()
+    assert re.search(r"\.vectors[^}]*\}\s*>\s*BROM", script)
+
+
+def test_the_npu_kind_picks_the_drivers_register_layout():
+    assert load_board("corstone320").config_macros()["SDK_NPU_ETHOS_U85"] == "1"
+    macros = load_board("corstone300").config_macros()
+    assert macros["SDK_NPU_ETHOS_U55"] == "1" and "SDK_NPU_ETHOS_U85" not in macros
+
+
+def test_an_unknown_npu_kind_is_refused(tmp_path: Path):
+    boards = copy_board(tmp_path, lambda data: data["npu"].update(kind="ethos-u99"))
+    with pytest.raises(ConfigError, match=r"npu.kind: 'ethos-u99' is not one of"):
+        load_board("corstone300", boards)
+
+
+def test_the_boards_share_their_code_from_boards_common():
+    """Every fact once: startup, console, syscalls and NPU hooks are boards/common's, each
+    board's folder holds only its data and its linker script."""
+    for name in ("corstone300", "corstone320"):
+        board = load_board(name)
+        assert board.source_dirs == (board.directory, BOARDS_DIR / "common")
+        assert not list(board.directory.glob("*.cpp")), name
+    assert sorted(p.name for p in (BOARDS_DIR / "common").glob("*.cpp")) == [
+        "board.cpp", "npu.cpp", "startup.cpp", "syscalls.cpp",
+    ]  # fmt: skip
+
+
+def test_a_sources_entry_outside_boards_is_refused(tmp_path: Path):
+    for bad in ("../firmware", "nowhere"):
+        boards = copy_board(
+            tmp_path / bad.strip("./"), lambda data, b=bad: data.update(sources=[b])
+        )
+        with pytest.raises(ConfigError, match=rf"sources: '{re.escape(bad)}' is not a folder"):
+            load_board("corstone300", boards)
+
+
+def test_helium_off_takes_the_m85s_march_apart():
+    from sdk.firmware.buildgen import without_mve
+
+    m85 = list(load_board("corstone320").cpu_flags)
+    assert without_mve(m85)[0] == "-march=armv8.1-m.main+fp.dp"
+    assert without_mve(list(load_board("corstone300").cpu_flags))[0] == "-mcpu=cortex-m55+nomve"
+
+
 def test_unknown_board_lists_the_known_ones():
     with pytest.raises(UsageError, match=r"unknown board 'nope'; boards: .*corstone300"):
         load_board("nope")

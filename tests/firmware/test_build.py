@@ -13,6 +13,7 @@ import yaml
 
 from sdk.environment.paths import KERNELS_DIR, REPO_ROOT
 from sdk.errors import BuildError, UsageError
+from sdk.firmware.boards import Region
 from sdk.firmware.build import build_command, build_firmware
 
 GENERATED_NAMES = (
@@ -175,3 +176,55 @@ def test_exit_park_builds_a_variant_without_semihosting(add_firmware: Path, prog
     assert variant_of(parked.with_suffix(".build.log")).name.endswith("-exit-park")
     with pytest.raises(UsageError, match="unknown exit method 'halt'"):
         build_firmware("corstone300", programs["add"], tmp_path / "x.elf", exit="halt")
+
+
+# --- the second board: Corstone-320's M85 (no QEMU runs it: built and checked here) ---------
+
+
+@pytest.mark.slow
+def test_corstone320_links_an_m85_firmware_that_fits_the_board(corstone320_firmware: Path):
+    from elftools.elf.elffile import ELFFile
+
+    from sdk.firmware.boards import load_board
+    from sdk.firmware.memory import check_fits, elf_region_use
+
+    board = load_board("corstone320")
+    attributes = subprocess.run(
+        ["arm-none-eabi-readelf", "-A", str(corstone320_firmware)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "Tag_CPU_arch: v8.1-M.mainline" in attributes
+    assert "Tag_MVE_arch: MVE Integer and FP" in attributes  # Helium, as on the M55
+    uses = {u.region: u for u in elf_region_use(corstone320_firmware, board)}
+    check_fits(list(uses.values()), board)
+    assert {r for r, u in uses.items() if u.used} == {"brom", "bram", "isram1"}
+    assert uses["brom"].detail == ".vectors"  # BROM holds the vector table only
+    # The M85 resets through INITSVTOR = 0x11000000: the initial SP tops the stack in isram1,
+    # the reset handler is Thumb code in BRAM.
+    with corstone320_firmware.open("rb") as f:
+        elf = ELFFile(f)
+        vectors = elf.get_section_by_name(".vectors")
+        stack = elf.get_section_by_name(".stack")
+        assert vectors["sh_addr"] == 0x11000000
+        sp, reset = (int.from_bytes(vectors.data()[i : i + 4], "little") for i in (0, 4))
+    assert sp == stack["sh_addr"] + stack["sh_size"]
+    assert board.memory["isram1"].contains(Region("sp", sp - 16, 16))
+    assert reset & 1 and board.memory["bram"].contains(Region("reset", reset - 1, 2))
+    # The driver's U85 layout was compiled in (board.yaml npu.kind).
+    config = (variant_of(corstone320_firmware.with_name("executor_runner.build.log"))
+              / "gen" / "board_config.h").read_text()  # fmt: skip
+    assert "#define SDK_NPU_ETHOS_U85 1" in config and "SDK_NPU_ETHOS_U55" not in config
+
+
+@pytest.mark.slow
+def test_sdk_build_reports_what_the_m85_firmware_takes(corstone320_firmware, programs, capsys):
+    from sdk.cli.main import main
+
+    out_elf = corstone320_firmware.with_name("cli.elf")  # the same variant: SCons has it
+    assert main(["build", "--board", "corstone320", str(programs["add"]), "-o", str(out_elf)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"built {out_elf} for corstone320"
+    regions = {line.split()[0]: line for line in lines[1:]}
+    assert sorted(regions) == ["bram", "brom", "isram1"]
+    assert regions["brom"].endswith(".vectors")
+    assert ".bss .stack" in regions["isram1"]

@@ -7,6 +7,7 @@ behind it."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -159,3 +160,193 @@ def test_the_stand_in_takes_the_first_free_port_and_announces_it(fvp_standin, pr
         with fvp_up(target, elf, tmp_path) as up:
             assert not up.session.port_name.endswith(":5000")
             assert up.session.connect().board == "corstone300"
+
+
+# --- Corstone-320 (FVP_Corstone_SSE-320): no QEMU runs its M85, so the stand-in checks the ELF
+# and serves the link from the host build (tests/support/fvp_standin.py --as corstone320) ---
+
+
+def test_corstone320_command_line_has_the_sse320_names(tmp_path: Path):
+    board = load_board("corstone320")
+    target = fvp_driver(board)
+    preloads = [Preload(tmp_path / "program.sdkp", board.slots["program"].base)]
+    uart = tmp_path / "uart0.log"
+    command = target.command(tmp_path / "fw.elf", preloads, tmp_path, uart)
+    assert command[0] == "FVP_Corstone_SSE-320"
+    params = [command[i + 1] for i, arg in enumerate(command) if arg == "-C"]
+    assert params == [
+        "mps4_board.subsystem.ethosu.num_macs=128",  # ExecuTorch's U85 tests: ethos-u85-128
+        "mps4_board.visualisation.disable-visualisation=1",
+        "vis_hdlcd.disable_visualisation=1",
+        "mps4_board.telnetterminal0.start_telnet=0",
+        "mps4_board.telnetterminal0.mode=raw",
+        "mps4_board.telnetterminal0.start_port=5000",
+        f"mps4_board.uart0.out_file={uart}",
+        "mps4_board.subsystem.cpu0.semihosting-enable=1",
+        f"mps4_board.subsystem.cpu0.semihosting-cwd={tmp_path}",
+    ]
+    assert not any(p.startswith(("mps3_board.", "ethosu.", "cpu0.")) for p in params)
+    data = [command[i + 1] for i, arg in enumerate(command) if arg == "--data"]
+    assert data == [f"{tmp_path / 'program.sdkp'}@0x70000000"]
+
+
+def test_corstone320_mac_counts_are_the_u85s():
+    board = load_board("corstone320")
+    assert [fvp_driver(board, c).num_macs for c in board.npu_configs] == [128, 256, 512, 1024, 2048]
+    with pytest.raises(UsageError, match="unknown NPU config 'ethos-u55-128'"):
+        fvp_driver(board, "ethos-u55-128")
+
+
+def test_the_compiled_config_names_product_and_macs():
+    from sdk.targets.fvp import compiled_config
+
+    assert compiled_config(0x00001807) == "ethos-u55-128"  # Vela 5.1.0's U55-128 word
+    assert compiled_config(0x20000117) == "ethos-u85-128"  # ... and its U85 words
+    assert compiled_config(0x2000261B) == "ethos-u85-2048"
+
+
+def test_a_u55_program_is_refused_by_the_corstone320_fvp(programs):
+    """Same MAC count, another NPU: said before the FVP starts (the firmware's driver would
+    refuse it too: product 0 is not the U85's 2)."""
+    from sdk.program.pte import load_program
+
+    target = fvp_driver(load_board("corstone320"))
+    with pytest.raises(UsageError, match=r"compiled for ethos-u55-128; board corstone320 has "):
+        target.follow(load_program(programs["delegate"]))
+    target.follow(load_program(programs["add"]))  # no delegate: any FVP runs it
+    assert target.npu_config == "ethos-u85-128"
+
+
+def test_the_corstone320_fvp_is_missing_here_with_its_own_name(monkeypatch, tmp_path: Path):
+    monkeypatch.delenv("SDK_FVP", raising=False)
+    target = fvp_driver(load_board("corstone320"))
+    if shutil.which(target.binary):
+        pytest.skip(f"{target.binary} is installed on this machine")
+    found = target.availability()
+    assert not found.available
+    assert found.detail == "FVP not installed: FVP_Corstone_SSE-320 not found"
+    assert found.install.startswith("install Arm's FVP_Corstone_SSE-320")
+
+
+@pytest.mark.slow
+def test_the_corstone320_fvp_target_runs_over_the_link_behind_the_stand_in(
+    fvp320_standin, programs, corstone320_firmware, tmp_path
+):
+    """The FVP target on Corstone-320 end to end but for the CPU: the SSE-320 command line
+    (the stand-in refuses any name it does not know), the M85 image's boot vector checked at
+    0x11000000, the port announcement and the link; a CPU program's outputs are ExecuTorch's."""
+    from sdk.targets.run import run_on_target
+    from tests.support.fwprograms import oracle, random_inputs
+
+    pte = programs["add"]
+    inputs = random_inputs(pte, seed=4)
+    report = run_on_target(
+        "fvp", "corstone320", pte, inputs, 120, tmp_path / "run", firmware=corstone320_firmware
+    )
+    for got, expected in zip(report.outputs, oracle(pte, inputs), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    command = (tmp_path / "run" / "command.txt").read_text()
+    assert "mps4_board.subsystem.ethosu.num_macs=128" in command
+    assert "FVP_Corstone_SSE-320" in command
+
+
+def test_the_stand_in_refuses_an_image_that_does_not_boot_from_brom(
+    fvp320_standin, programs, tmp_path
+):
+    """The Corstone-300 image (vectors in ITCM at 0x10000000) on the SSE-320: nothing at its
+    reset vector base, so the FVP target fails before any link, naming the FVP's exit."""
+    from sdk.firmware.build import build_firmware
+
+    elf = build_firmware("corstone300", programs["add"], tmp_path / "fw300.elf")
+    target = fvp_driver(load_board("corstone320"))
+    failed = pytest.raises(TargetError, match="exited with 1 before its UART listened")
+    with failed, fvp_up(target, elf, tmp_path / "run"):
+        pass
+    log = (tmp_path / "run" / "emulator.stderr.log").read_text()
+    assert "nothing loaded at the reset vector base 0x11000000" in log
+
+
+# --- Ethos-U85 delegates on the Corstone-320 FVP target: behind the stand-in, the host build's
+# driver (U85 layout) drives the link's virtual U85, which runs Vela's command stream on the
+# functional U85; `sdk deploy` holds the outputs to the host reference (the saved TOSA) ---
+
+U85_MODEL = Path(__file__).parents[1] / "ethosu" / "models" / "conv.py"
+
+
+@pytest.fixture(scope="module")
+def u85_cache(tmp_path_factory) -> Path:
+    """One deploy cache for the module: the second deploy reuses the export and firmware."""
+    return tmp_path_factory.mktemp("u85_cache")
+
+
+def deploy_u85(cache: Path, work: Path, monkeypatch, corrupt: bool = False):
+    """`sdk deploy U85_MODEL --board corstone320 --target fvp` (the FVP is $SDK_FVP, the
+    stand-in); (exit code, deploy.json, the virtual U85s made). `corrupt`: the virtual U85
+    flips one byte of each job's first output, as a wrong NPU result would."""
+    from sdk.cli.main import main
+    from sdk.ethosu.device import VirtualU85
+
+    monkeypatch.setenv("SDK_CACHE_DIR", str(cache))
+    made: list[VirtualU85] = []
+
+    class Kept(VirtualU85):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            made.append(self)
+
+        def _execute(self, delegate, inputs, keepalive):
+            outputs = super()._execute(delegate, inputs, keepalive)
+            if corrupt:
+                outputs[0] = bytes([outputs[0][0] ^ 0x55]) + outputs[0][1:]
+            return outputs
+
+    monkeypatch.setattr("sdk.targets.linked.VirtualU85", Kept)
+    report = work / "deploy.json"
+    code = main([
+        "deploy", str(U85_MODEL), "--board", "corstone320", "--target", "fvp",
+        "-o", str(work / "out"), "--json", str(report),
+    ])  # fmt: skip
+    return code, json.loads(report.read_text()), made
+
+
+@pytest.mark.slow
+def test_a_u85_delegate_deploys_on_the_corstone320_fvp(
+    fvp320_standin, u85_cache, monkeypatch, tmp_path
+):
+    """`sdk deploy --board corstone320 --target fvp` of a convolution: exported for
+    ethos-u85-128 (the board's default), its delegate run by the firmware's driver on the
+    virtual U85 behind the stand-in, the outputs bit-identical to the host reference."""
+    code, report, npus = deploy_u85(u85_cache, tmp_path, monkeypatch)
+    assert code == 0 and report["passed"] is True, report.get("failure")
+    assert report["board"] == "corstone320" and report["target"]["name"] == "fvp"
+    assert report["npu"] == "ethos-u85-128"
+    delegates = report["placement"]["npu"]
+    assert len(delegates) > 0
+    on_u85 = "Ethos-U85 driver (firmware) on a virtual U85 (Vela's command stream on the host's "
+    assert {d["ran_on"] for d in delegates} == {on_u85 + "functional Ethos-U85 model)"}
+    npu_run = report["npu_run"]
+    assert npu_run["npu"] == "Ethos-U85" and npu_run["npu_config"] == "ethos-u85-128"
+    assert npu_run["jobs"] == npu_run["interrupts"] == len(delegates)
+    (output,) = report["outputs"]
+    assert output["host_reference"]["identical"] is True
+    # Each job ran on the virtual U85 the driver programmed in its own layout; not timed.
+    (npu,) = npus
+    assert npu.jobs == len(delegates) and npu.unknown_writes == []
+    assert all(job.cycles is None and job.timing_error for job in npu.job_log)
+    # The FVP was started for the program's MACs; the stand-in served the link with that NPU.
+    command = (Path(report["files"]["log"]).parent / "command.txt").read_text()
+    assert "FVP_Corstone_SSE-320" in command and "ethosu.num_macs=128" in command
+
+
+@pytest.mark.slow
+def test_a_wrong_u85_result_fails_the_corstone320_deploy(
+    fvp320_standin, u85_cache, monkeypatch, tmp_path
+):
+    """One byte of the virtual U85's output changed: the deploy fails against the host
+    reference (exit 4), never passes quietly."""
+    code, report, npus = deploy_u85(u85_cache, tmp_path, monkeypatch, corrupt=True)
+    assert code == 4 and report["passed"] is False
+    assert report["failure"].startswith("the target differs from the host reference")
+    (output,) = report["outputs"]
+    assert output["host_reference"]["identical"] is False
+    assert [npu.jobs for npu in npus] == [1]

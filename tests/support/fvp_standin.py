@@ -1,5 +1,16 @@
-"""A STAND-IN for Arm's Corstone-300 FVP (FVP_Corstone_SSE-300_Ethos-U55), which cannot be
-installed here: it takes the FVP's command line and runs the firmware on QEMU behind it.
+"""A STAND-IN for Arm's Corstone FVPs, which cannot be installed here: it takes the FVP's
+command line and serves UART0's link from something that runs here.
+
+  - Corstone-300 (FVP_Corstone_SSE-300_Ethos-U55, the default): the firmware runs on QEMU.
+  - Corstone-320 (FVP_Corstone_SSE-320, `--as corstone320` before the FVP's arguments): no QEMU
+    runs an M85, so the stand-in checks that the ELF boots where the SSE-320 resets (a vector
+    table at INITSVTOR 0x11000000 whose reset handler lies in a loaded executable segment)
+    and serves the link from the host build's link server (build/host/host_link, reporting
+    board corstone320, NPU ethos-u85-<num_macs>): the same firmware/link code, kernels and
+    Ethos-U driver (in its U85 register layout), but not the M85 image, and no NPU: the
+    link's virtual U85 answers the driver (sdk.ethosu.device.VirtualU85, the functional U85
+    running Vela's command stream). Its port is the one host_link picked, not the first free
+    one from start_port; --data is refused (not modelled).
 
 What it models of the FVP, from Arm's documentation (../shared/notes/peers.md):
   - options `-C NAME=VALUE`, `-a ELF`, `--data FILE@ADDRESS`, `--timelimit SECONDS`; an unknown
@@ -14,6 +25,7 @@ not modelled either: QEMU has none, so the firmware's driver talks to the host's
 over the link (the SDK's session answers it as on QEMU).
 
     python tests/support/fvp_standin.py -C mps3_board.telnetterminal0.mode=raw ... -a fw.elf
+    python tests/support/fvp_standin.py --as corstone320 -C mps4_board.telnetterminal0.mode=raw ...
 """
 
 from __future__ import annotations
@@ -46,6 +58,23 @@ PARAMETERS = {
     "cpu0.semihosting-cwd": "",
 }
 NUM_MACS = ("32", "64", "128", "256")
+# FVP_Corstone_SSE-320's (ExecuTorch's run_fvp.sh, Zephyr's mps4 board.cmake): the subsystem's
+# components under mps4_board.subsystem., the HDLCD's visualisation beside the board's.
+PARAMETERS_320 = {
+    "mps4_board.subsystem.ethosu.num_macs": "256",
+    "mps4_board.visualisation.disable-visualisation": "0",
+    "vis_hdlcd.disable_visualisation": "0",
+    "mps4_board.telnetterminal0.start_telnet": "1",
+    "mps4_board.telnetterminal0.mode": "telnet",
+    "mps4_board.telnetterminal0.start_port": "5000",
+    "mps4_board.uart0.out_file": "",
+    "mps4_board.uart0.shutdown_on_eot": "0",
+    "mps4_board.subsystem.cpu0.semihosting-enable": "0",
+    "mps4_board.subsystem.cpu0.semihosting-cwd": "",
+}
+NUM_MACS_320 = ("128", "256", "512", "1024", "2048")
+INITSVTOR_320 = 0x11000000  # the SSE-320's reset vector table base (BROM)
+HOST_LINK = REPO / "build" / "host" / "host_link"
 
 
 def fail(message: str) -> None:
@@ -53,8 +82,10 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
-def parse(argv: list[str]) -> tuple[dict[str, str], Path, list[Preload], float | None]:
-    params = dict(PARAMETERS)
+def parse(
+    argv: list[str], known: dict[str, str] = PARAMETERS
+) -> tuple[dict[str, str], Path, list[Preload], float | None]:
+    params = dict(known)
     elf: Path | None = None
     preloads: list[Preload] = []
     timelimit = None
@@ -65,7 +96,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], Path, list[Preload], float |
             fail(f"option {arg} needs a value")
         if arg == "-C":
             name, sep, setting = value.partition("=")
-            if not sep or name not in PARAMETERS:
+            if not sep or name not in known:
                 fail(f"Parameter '{name}' not found (stand-in: unknown to it)")
             params[name] = setting
         elif arg == "-a":
@@ -81,11 +112,16 @@ def parse(argv: list[str]) -> tuple[dict[str, str], Path, list[Preload], float |
             fail(f"unknown option {arg}")
     if elf is None:
         fail("no application (-a ELF)")
-    if params["ethosu.num_macs"] not in NUM_MACS:
-        fail(f"ethosu.num_macs={params['ethosu.num_macs']}: one of {', '.join(NUM_MACS)}")
-    if params["mps3_board.telnetterminal0.mode"] != "raw":
+    board, macs, num_macs = (
+        ("mps4_board", "mps4_board.subsystem.ethosu.num_macs", NUM_MACS_320)
+        if known is PARAMETERS_320
+        else ("mps3_board", "ethosu.num_macs", NUM_MACS)
+    )
+    if params[macs] not in num_macs:
+        fail(f"{macs}={params[macs]}: one of {', '.join(num_macs)}")
+    if params[f"{board}.telnetterminal0.mode"] != "raw":
         fail("stand-in: telnet mode's handshake is not modelled; use mode=raw")
-    if params["mps3_board.telnetterminal0.start_telnet"] != "0":
+    if params[f"{board}.telnetterminal0.start_telnet"] != "0":
         fail("stand-in: starting a telnet client is not modelled; use start_telnet=0")
     return params, elf, preloads, timelimit
 
@@ -105,7 +141,67 @@ def listen_from(port: int) -> socket.socket:
     raise AssertionError
 
 
+def check_boots_at(elf: Path, vector_base: int) -> None:
+    """The ELF is an Arm executable with a vector table at `vector_base` (initial SP, then a
+    Thumb reset handler inside a loaded executable segment), as the CPU reads it at reset."""
+    from elftools.elf.elffile import ELFFile
+
+    with elf.open("rb") as f:
+        image = ELFFile(f)
+        if image["e_machine"] != "EM_ARM":
+            fail(f"{elf}: not an Arm ELF ({image['e_machine']})")
+        loads = [s for s in image.iter_segments() if s["p_type"] == "PT_LOAD" and s["p_filesz"]]
+        table = next(
+            (s for s in loads if s["p_paddr"] <= vector_base < s["p_paddr"] + s["p_filesz"] - 8),
+            None,
+        )
+        if table is None:
+            fail(f"{elf}: nothing loaded at the reset vector base 0x{vector_base:08x}")
+        words = table.data()[vector_base - table["p_paddr"] :][:8]
+        reset = int.from_bytes(words[4:8], "little")
+        code = [s for s in loads if s["p_flags"] & 1]  # PF_X
+        if not reset & 1 or not any(
+            s["p_vaddr"] <= reset - 1 < s["p_vaddr"] + s["p_filesz"] for s in code
+        ):
+            fail(f"{elf}: reset vector 0x{reset:08x} is not Thumb code of the image")
+
+
+def serve_host_link(params: dict[str, str], elf: Path, preloads: list[Preload]) -> int:
+    """Corstone-320: the ELF checked, the link served by the host build's link server."""
+    if preloads:
+        fail("stand-in (corstone320): --data is not modelled")
+    check_boots_at(elf, INITSVTOR_320)
+    if not HOST_LINK.is_file():
+        fail(f"stand-in: {HOST_LINK} not built (scons host=1)")
+    out_file = params["mps4_board.uart0.out_file"]
+    if out_file:
+        Path(out_file).touch()
+    # The FVP's NPU as the firmware's INFO names it: the board's kind, the MACs asked for; the
+    # host build's driver takes its register layout from it (the U85's).
+    macs = params["mps4_board.subsystem.ethosu.num_macs"]
+    npu_config = f"{load_board('corstone320').npu_kind}-{macs}"
+    command = [
+        str(HOST_LINK), "--board", "corstone320", "--npu-config", npu_config,
+        "--listen", "127.0.0.1:0",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert server.stderr is not None
+    line = server.stderr.readline()
+    if not line.startswith("listening on 127.0.0.1:"):
+        fail(f"host_link did not listen: {line!r}")
+    port = int(line.rsplit(":", 1)[1])
+    print(f"telnetterminal0: Listening for serial connection on port {port}", flush=True)
+    for rest in server.stderr:  # its sanitizers' words, on the FVP's output
+        print(rest, end="", flush=True)
+    return server.wait()
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--as"]:
+        if argv[1:2] != ["corstone320"]:
+            fail(f"stand-in: --as {argv[1:2]}: only corstone320")
+        params, elf, preloads, _ = parse(argv[2:], PARAMETERS_320)
+        return serve_host_link(params, elf, preloads)
     params, elf, preloads, timelimit = parse(argv)
     listener = listen_from(int(params["mps3_board.telnetterminal0.start_port"]))
     fd = listener.fileno()

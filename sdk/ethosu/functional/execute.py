@@ -61,6 +61,9 @@ class NpuState:
     regions: dict[int, np.ndarray]
     shram: np.ndarray = field(default_factory=lambda: np.zeros(SHRAM_BYTES, dtype=np.uint8))
     lut_base: int | None = None  # SHRAM address of LUT slot 0 (lut_base_for(CONFIG))
+    # U85: OFMs kept in a chain buffer (OFM_PRECISION storage CHAINED) by buffer index, for the
+    # next operation's chained IFM or IFM2; never in memory
+    chained: dict[int, np.ndarray] = field(default_factory=dict)
     trace: list[TraceEntry] = field(default_factory=list)
 
     def region(self, op: Operation, index: int) -> np.ndarray:
@@ -308,7 +311,7 @@ def _overlap(op: Operation, fm: FeatureMap) -> OverlappingOutput | None:
 
 
 def overlapping_outputs(decoded: DecodedCmdData) -> list[OverlappingOutput]:
-    """Every operation of the stream whose OFM overlaps itself (none in a sound stream)."""
+    """Every operation of a U55 stream whose OFM overlaps itself (none in a sound stream)."""
     found = []
     for op in decoded.operations:
         if op.kind in ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE"):
@@ -809,7 +812,10 @@ def execute(decoded: DecodedCmdData, state: NpuState, progress: Progress | None 
     Runs of POOL or ELEMENTWISE operations that differ only in their base addresses (Vela's
     tiling of a big copy or transpose) are computed in batches (`_run`), each as numpy's
     work over all its operations at once, where that gives what one by one would.
-    `progress` is called between operations and batches (a host link kept alive by it)."""
+    `progress` is called between operations and batches (a host link kept alive by it).
+    A U85 stream is execute_u85's."""
+    if decoded.is_u85:
+        raise ProgramError("NPU executor: an Ethos-U85 stream (sdk.ethosu.functional.execute_u85)")
     ops = decoded.operations
     at = 0
     while at < len(ops):

@@ -1,4 +1,8 @@
-"""Decode a delegate's `cmd_data`: the COP1 driver actions and the U55 command stream in them.
+"""Decode a delegate's `cmd_data`: the COP1 driver actions and the command stream in them.
+
+The command set is the one OPTIMIZER_CONFIG's CONFIG word names (product bits 31:28: 0 U55,
+1 U65, which shares the U55's set, 2 U85), held to its command stream version; without an
+OPTIMIZER_CONFIG the stream is read as a U55's.
 
 The result is typed: register sets with their fields decoded, and operations, each carrying
 the register state in effect when it starts (the last set of every register so far), which
@@ -22,7 +26,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sdk.errors import ProgramError
-from sdk.ethosu.stream.registers import CMD1_CONTROL, OPCODE_MASK, Command, lookup
+from sdk.ethosu.stream.registers import CMD1_CONTROL, OPCODE_MASK, U55, Command, CommandSet
+from sdk.ethosu.stream.registers_u85 import U85
 
 FOURCC = b"COP1"
 OPTIMIZER_CONFIG, COMMAND_STREAM, READ_APB_REG, DUMP_SHRAM, NOP = 1, 2, 3, 4, 5
@@ -33,7 +38,21 @@ ACTION_NAMES = {
     DUMP_SHRAM: "DUMP_SHRAM",
     NOP: "NOP",
 }
-STREAM_VERSION = 0  # CONFIG.cmd_stream_version this decoder knows
+# CONFIG's product field -> the command set of its streams
+COMMAND_SETS: dict[int, CommandSet] = {0: U55, 1: U55, 2: U85}
+PRODUCTS = {0: "Ethos-U55", 1: "Ethos-U65", 2: "Ethos-U85"}
+
+
+def command_set_for(npu_config: int | None) -> CommandSet:
+    """The command set of a stream compiled for CONFIG `npu_config` (None: the U55's)."""
+    if npu_config is None:
+        return U55
+    product = npu_config >> 28
+    if product not in COMMAND_SETS:
+        raise ProgramError(
+            f"NPU command stream: CONFIG 0x{npu_config:08x}: unknown product {product}"
+        )
+    return COMMAND_SETS[product]
 
 
 def _refuse(offset: int, reason: str) -> ProgramError:
@@ -143,6 +162,11 @@ class DecodedCmdData:
     stream_words: int
     npu_config: int | None = None
     npu_id: int | None = None
+    command_set: CommandSet = U55
+
+    @property
+    def is_u85(self) -> bool:
+        return self.command_set is U85
 
     @property
     def operations(self) -> list[Operation]:
@@ -188,11 +212,20 @@ def decode_cmd_data(data: bytes) -> DecodedCmdData:
             if pos + 3 > len(words):
                 raise _refuse(at, "driver action OPTIMIZER_CONFIG: its 2 words run past the end")
             cfg, npu_id = words[pos + 1], words[pos + 2]
+            if out.commands:
+                raise _refuse(at, "OPTIMIZER_CONFIG after a command stream")
+            if cfg >> 28 not in COMMAND_SETS:
+                raise _refuse(at + 4, f"CONFIG 0x{cfg:08x}: unknown NPU product {cfg >> 28}")
+            commands = command_set_for(cfg)
             version = (cfg >> 4) & 0xF
-            if version != STREAM_VERSION:
-                raise _refuse(at + 4, f"command stream version {version} (knows {STREAM_VERSION})")
+            if version != commands.stream_version:
+                raise _refuse(
+                    at + 4,
+                    f"command stream version {version} for {PRODUCTS[cfg >> 28]} (knows "
+                    f"{commands.stream_version})",
+                )
             out.actions.append(DriverAction(at, action, word, (cfg, npu_id)))
-            out.npu_config, out.npu_id = cfg, npu_id
+            out.npu_config, out.npu_id, out.command_set = cfg, npu_id, commands
             pos += 3
         elif action == COMMAND_STREAM:
             length = (((word >> 8) & 0xFF) << 16) | (word >> 16)
@@ -204,7 +237,9 @@ def decode_cmd_data(data: bytes) -> DecodedCmdData:
             out.actions.append(DriverAction(at, action, word))
             stream = words[pos + 1 : pos + 1 + length]
             with _collector_paused():
-                out.commands += decode_commands(stream, at + 4, len(out.operations))
+                out.commands += decode_commands(
+                    stream, at + 4, len(out.operations), out.command_set
+                )
             out.stream_words += length
             pos += 1 + length
         elif action in (READ_APB_REG, DUMP_SHRAM, NOP):
@@ -219,7 +254,8 @@ def decode_cmd_data(data: bytes) -> DecodedCmdData:
 
 # The field values of a command that sets no address, by (command, parameter, payload):
 # streams repeat the same few settings (an address differs at nearly every set).
-_FIELDS: dict[tuple[str, int, int], Mapping[str, int]] = {}
+# (keyed by the command's identity: the U55 and U85 sets share names, not layouts)
+_FIELDS: dict[tuple[int, int, int], Mapping[str, int]] = {}
 _ADDRESS_FIELD = "addr"
 
 
@@ -227,7 +263,7 @@ def _fields(command: Command, param: int, payload: int) -> Mapping[str, int]:
     fields = command.fields
     if len(fields) == 1 and fields[0].address:
         return MappingProxyType({_ADDRESS_FIELD: ((param & 0xFF) << 32) | payload})
-    key = (command.name, param, payload)
+    key = (id(command), param, payload)
     found = _FIELDS.get(key)
     if found is None:
         found = MappingProxyType({f.name: f.extract(param, payload) for f in fields})
@@ -239,8 +275,11 @@ def _fields(command: Command, param: int, payload: int) -> Mapping[str, int]:
 SNAPSHOT_AFTER = 16  # registers set since the shared snapshot before a new one is made
 
 
-def decode_commands(words: Sequence[int], base: int = 0, first_op: int = 0) -> list[NpuCommand]:
-    """Decode one command stream (32-bit words); `base` is its byte offset in cmd_data.
+def decode_commands(
+    words: Sequence[int], base: int = 0, first_op: int = 0, commands_of: CommandSet = U55
+) -> list[NpuCommand]:
+    """Decode one command stream (32-bit words) of the set `commands_of`; `base` is its byte
+    offset in cmd_data.
 
     The register state starts empty: registers never set are absent from `state` (their
     hardware reset values are the executor's business). Vela writes one stream per payload."""
@@ -260,7 +299,7 @@ def decode_commands(words: Sequence[int], base: int = 0, first_op: int = 0) -> l
             raise _refuse(at, f"reserved bits 10-13 set in command word 0x{word:08x}")
         if control > CMD1_CONTROL:
             raise _refuse(at, f"control bits {control} (neither cmd0 nor cmd1) in 0x{word:08x}")
-        command = lookup(code, control == CMD1_CONTROL)
+        command = commands_of.lookup(code, control == CMD1_CONTROL)
         if command is None:
             kind = "cmd1" if control else "cmd0"
             raise _refuse(at, f"unknown {kind} opcode 0x{code:03x} (word 0x{word:08x})")

@@ -7,14 +7,16 @@ gets a one-line summary of the shapes in effect, which Vela's listing leaves to 
 
 from __future__ import annotations
 
-from sdk.ethosu.stream.decode import DecodedCmdData, DriverAction, NpuCommand, Operation
+from sdk.ethosu.stream.decode import PRODUCTS, DecodedCmdData, DriverAction, NpuCommand, Operation
 
 _SHAPED = ("CONV", "DEPTHWISE", "POOL", "ELEMENTWISE")
 
 
 def config_text(cfg: int) -> str:
     """CONFIG as the payload targets it: product, MACs per cycle, SHRAM, stream version."""
-    product = {0: "Ethos-U55", 1: "Ethos-U65"}.get(cfg >> 28, f"product {cfg >> 28}")
+    product = PRODUCTS.get(cfg >> 28, f"product {cfg >> 28}")
+    if cfg >> 28 == 2:  # U85: no SHRAM field (bits 8-15: AXI ports, watchdogs)
+        return f"{product}, {1 << (cfg & 0xF)} MACs/cycle, stream version {(cfg >> 4) & 0xF}"
     return (
         f"{product}, {1 << (cfg & 0xF)} MACs/cycle, SHRAM {(cfg >> 8) & 0xFF} KiB, "
         f"stream version {(cfg >> 4) & 0xF}"

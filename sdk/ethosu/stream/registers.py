@@ -1,4 +1,6 @@
-"""The Ethos-U55 command set: every command's opcode and bit fields, and the field enums.
+"""The Ethos-U55 command set (every command's opcode and bit fields, the field enums) and
+what every command set shares: the field layout language, Field, Command and CommandSet.
+The U85's set, written the same way, is in registers_u85.py.
 
 Opcodes and names come from the installed Vela wheel (`ethosu.vela.ethos_u55_regs`, enums
 `cmd0`/`cmd1`) at import time, so they cannot drift from the compiler that wrote the stream.
@@ -13,7 +15,8 @@ parameter bits 16-31; a cmd1 command carries one more 32-bit payload word.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from ethosu.vela.ethos_u55_regs import ethos_u55_regs as _wheel
@@ -183,6 +186,8 @@ class Field:
     width: int
     enum: str | None = None
     address: bool = False
+    # the enum's value -> name table (its command set's); not part of equality
+    names: Mapping[int, str] | None = field(default=None, compare=False, repr=False)
 
     def extract(self, param: int, payload: int) -> int:
         if self.address:
@@ -195,7 +200,7 @@ class Field:
         if self.address:
             return f"0x{value:x}"
         if self.enum is not None:
-            name = ENUMS[self.enum].get(value)
+            name = (self.names or {}).get(value)
             return f"{self.enum.upper()}_{name}" if name is not None else "****"
         return str(value)
 
@@ -219,7 +224,7 @@ class Command:
         return self.name.startswith("NPU_OP_")
 
 
-def _parse_fields(spec: str) -> tuple[Field, ...]:
+def _parse_fields(spec: str, enums: Mapping[str, Mapping[int, str]]) -> tuple[Field, ...]:
     if spec.strip() == "@addr":
         return (Field("addr", 1, 0, 32, address=True),)
     fields = []
@@ -229,17 +234,19 @@ def _parse_fields(spec: str) -> tuple[Field, ...]:
             name, _, rest = token.partition(":")
             bits, _, enum = rest.partition("=")
             if name != "_":
-                fields.append(Field(name, word, lsb, int(bits), enum or None))
+                names = enums[enum] if enum else None
+                fields.append(Field(name, word, lsb, int(bits), enum or None, names=names))
             lsb += int(bits)
         if lsb > (16 if word == 0 else 32):
             raise AssertionError(f"layout overflows its word: {spec}")
     return tuple(fields)
 
 
-def _layouts() -> dict[str, str]:
+def parse_layouts(text: str) -> dict[str, str]:
+    """A layout table (`NAME spec`, continued on indented lines) -> {name: spec}."""
     specs: dict[str, str] = {}
     name = ""
-    for line in _LAYOUTS.strip().splitlines():
+    for line in text.strip().splitlines():
         if line.startswith("NPU_"):
             name, _, rest = line.partition(" ")
             specs[name] = rest
@@ -248,27 +255,59 @@ def _layouts() -> dict[str, str]:
     return specs
 
 
-def _build() -> tuple[dict[int, Command], dict[int, Command]]:
-    specs = _layouts()
+@dataclass(frozen=True)
+class CommandSet:
+    """One architecture's commands: by opcode (cmd0, cmd1) and by name, and its enums.
+
+    `stream_version` is the CONFIG register's cmd_stream_version a stream for it carries."""
+
+    name: str  # "Ethos-U55", "Ethos-U85"
+    stream_version: int
+    cmd0: Mapping[int, Command]
+    cmd1: Mapping[int, Command]
+    enums: Mapping[str, Mapping[int, str]]
+
+    @cached_property
+    def by_name(self) -> dict[str, Command]:
+        return {c.name: c for c in (*self.cmd0.values(), *self.cmd1.values())}
+
+    def lookup(self, code: int, cmd1: bool) -> Command | None:
+        return (self.cmd1 if cmd1 else self.cmd0).get(code)
+
+
+def build_command_set(
+    name: str,
+    stream_version: int,
+    opcodes: tuple[Mapping[str, int], Mapping[str, int]],
+    layouts: dict[str, str],
+    enums: Mapping[str, Mapping[int, str]],
+) -> CommandSet:
+    """A CommandSet from (cmd0, cmd1) opcodes by name and a layout per command name; a layout
+    for a command without an opcode is refused (the table is stale)."""
+    specs = dict(layouts)
     tables: list[dict[int, Command]] = []
-    for enum, is_cmd1 in ((_wheel.cmd0, False), (_wheel.cmd1, True)):
+    for names, is_cmd1 in ((opcodes[0], False), (opcodes[1], True)):
         tables.append(
             {
-                e.value: Command(e.name, e.value, is_cmd1, _parse_fields(specs.pop(e.name, "")))
-                for e in enum
+                code: Command(command, code, is_cmd1, _parse_fields(specs.pop(command, ""), enums))
+                for command, code in names.items()
             }
         )
-    if specs:  # a layout for a command the wheel does not define: this table is stale
-        raise ImportError(f"sdk.ethosu.stream.registers: unknown commands {sorted(specs)}")
-    return tables[0], tables[1]
+    if specs:
+        raise ImportError(f"{name} command set: layouts for unknown commands {sorted(specs)}")
+    return CommandSet(name, stream_version, tables[0], tables[1], enums)
 
 
-CMD0, CMD1 = _build()
-BY_NAME: dict[str, Command] = {c.name: c for c in (*CMD0.values(), *CMD1.values())}
-
-
-def lookup(code: int, cmd1: bool) -> Command | None:
-    return (CMD1 if cmd1 else CMD0).get(code)
+U55 = build_command_set(
+    "Ethos-U55",
+    0,
+    ({e.name: e.value for e in _wheel.cmd0}, {e.name: e.value for e in _wheel.cmd1}),
+    parse_layouts(_LAYOUTS),
+    ENUMS,
+)
+# The U55's set under the names the U55-only code reads it by.
+CMD0, CMD1, BY_NAME = U55.cmd0, U55.cmd1, U55.by_name
+lookup = U55.lookup
 
 
 def as_signed(value: int, bits: int) -> int:

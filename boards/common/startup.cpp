@@ -1,8 +1,11 @@
-// Reset, vector table and fault reporting for the Cortex-M55 on Corstone-300.
+// Reset, vector table and fault reporting for the Armv8.1-M CPUs of the Corstone boards
+// (Cortex-M55 on Corstone-300, Cortex-M85 on Corstone-320).
 //
-// The CPU resets in Secure state and fetches the vector table from address 0,
-// which aliases ITCM (linked at 0x10000000). The reset handler enables the
-// FPU/MVE before any code that may use them, copies .data, zeroes .bss, runs
+// The CPU resets in Secure state and fetches the vector table from its reset vector base:
+// address 0 on Corstone-300, which aliases ITCM (linked at 0x10000000); the boot ROM at
+// 0x11000000 on Corstone-320 (INITSVTOR). The board's linker.ld puts .vectors there; the table
+// is constant (every handler is known at build time), so VTOR points at it where it lies. The
+// reset handler enables the FPU/MVE before any code that may use them, copies .data, zeroes .bss, runs
 // static constructors, and calls main. Faults print an `@sdk fault` record
 // (CFSR, HFSR, MMFAR, BFAR and the stacked PC/LR/xPSR, marked `frame=stale` when the fault
 // hit while the frame was being stacked) and exit with 100.
@@ -29,7 +32,7 @@ void SysTick_Handler(void);
 
 namespace {
 
-constexpr int kNumExternalIrqs = 96;  // AN547 wires fewer; unused entries report themselves
+constexpr int kNumExternalIrqs = 96;  // the boards wire fewer; unused entries report themselves
 static_assert(SDK_CONSOLE_RX_IRQ < kNumExternalIrqs, "the console RX IRQ is outside the table");
 static_assert(SDK_NPU_IRQ < kNumExternalIrqs, "the NPU IRQ is outside the table");
 static_assert(SDK_NPU_IRQ != SDK_CONSOLE_RX_IRQ, "the NPU and the console share an IRQ");

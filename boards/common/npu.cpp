@@ -1,5 +1,6 @@
-// Corstone-300's Ethos-U55 for the driver in firmware/ethosu/: registers at SDK_NPU_BASE,
-// IRQ SDK_NPU_IRQ (vector in startup.cpp), a wait bounded by SysTick ticks, Cortex-M55 D-cache
+// The board's Ethos-U for the driver in firmware/ethosu/: registers at SDK_NPU_BASE, IRQ
+// SDK_NPU_IRQ (vector in startup.cpp), the register layout of board.yaml's npu.kind
+// (SDK_NPU_ETHOS_U55 / SDK_NPU_ETHOS_U85), a wait bounded by SysTick ticks, Armv8-M D-cache
 // maintenance by address. On QEMU (no NPU) the registers read 0: the backend then refuses
 // the program (NoHardware) or, in link mode, runs on the link's virtual U55, whose interrupt
 // board_npu_pend_irq() raises.
@@ -21,6 +22,14 @@ constexpr uintptr_t kNvicIpr = 0xE000E400;  // one priority byte per interrupt
 // Lower urgency than the console's RX interrupt (priority 0): the virtual U55's handler waits
 // for the host's answers, which arrive by that interrupt.
 constexpr uint8_t kNpuIrqPriority = 0x80;
+
+#if defined(SDK_NPU_ETHOS_U85)
+constexpr ethosu::NpuKind kNpuKind = ethosu::NpuKind::EthosU85;
+#elif defined(SDK_NPU_ETHOS_U55)
+constexpr ethosu::NpuKind kNpuKind = ethosu::NpuKind::EthosU55;
+#else
+#error "board_config.h names no NPU kind (board.yaml npu.kind: ethos-u55 or ethos-u85)"
+#endif
 
 volatile uint32_t& reg(uintptr_t address) { return *reinterpret_cast<volatile uint32_t*>(address); }
 
@@ -54,12 +63,12 @@ bool npu_wait_for_irq(void*, const volatile bool* irq_done, uint32_t timeout_us)
 extern "C" void board_npu_irq_handler(void) { ethosu::handle_npu_irq(); }
 
 ethosu::NpuPlatform board_npu_platform() {
-  ethosu::NpuPlatform p = ethosu::default_platform(SDK_NPU_BASE);
+  ethosu::NpuPlatform p = ethosu::default_platform(SDK_NPU_BASE, kNpuKind);
   p.read32 = npu_read32;
   p.write32 = npu_write32;
   p.wait_for_irq = npu_wait_for_irq;
-  p.clean_dcache = ethosu::cm55_clean_dcache;  // no-ops with the cache off and under QEMU
-  p.invalidate_dcache = ethosu::cm55_invalidate_dcache;
+  p.clean_dcache = ethosu::armv8m_clean_dcache;  // no-ops with the cache off and under QEMU
+  p.invalidate_dcache = ethosu::armv8m_invalidate_dcache;
   reg(kNvicIcpr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);  // nothing stale pending
   *reinterpret_cast<volatile uint8_t*>(kNvicIpr + SDK_NPU_IRQ) = kNpuIrqPriority;
   reg(kNvicIser + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);

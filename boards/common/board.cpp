@@ -1,5 +1,5 @@
-// Corstone-300 platform hooks: CMSDK UART0 console (TX polled, RX by interrupt into a ring
-// buffer), SysTick ticks, reset, the end of a run.
+// Platform hooks of the Corstone boards (Corstone-300, Corstone-320): CMSDK UART0 console (TX
+// polled, RX by interrupt into a ring buffer), SysTick ticks, reset, the end of a run.
 //
 // Every address comes from board_config.h, generated from board.yaml. How a run ends is a
 // build option (board.yaml runtime.exit, SCons exit=): SDK_EXIT_SEMIHOSTING for QEMU and the
