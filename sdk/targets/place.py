@@ -420,9 +420,12 @@ class PlaceDriver:
             if not failed:
                 raise
         finally:
-            coordinator.close()
-            if masked:  # a Ctrl-C that came meanwhile is raised now
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            try:
+                coordinator.close()
+            finally:
+                if masked:  # a Ctrl-C that came meanwhile is raised now (also after a failed
+                    # close: a mask left set would outlive the run, inherited by every child)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     @property
     def _off_s(self) -> float:

@@ -207,6 +207,17 @@ def long_run_argv(farm, program: Path, tmp_path: Path, place: str, timeout: floa
     ]  # fmt: skip
 
 
+def signal_state(pid: int) -> str:
+    """A process's blocked, ignored and caught signal masks (/proc), for a failure message."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return f"pid {pid}: {exc}"
+    return " ".join(
+        ln.replace("\t", "=") for ln in status if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))
+    )
+
+
 def when_running(tmp_path: Path, action) -> threading.Thread:
     """A thread doing `action()` once the run's RUN request is on the link."""
     link_log = tmp_path / "work" / "link.log"
@@ -248,9 +259,15 @@ def test_ctrl_c_mid_run_releases_the_place(farm, cpu_program, tmp_path):
     # The Ctrl-C ends the run, not the timeout (a loaded machine may take seconds to send it).
     command += [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2", 120)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
-    when_running(tmp_path, lambda: process.send_signal(signal.SIGINT)).join()
+    seen: list[str] = []
+
+    def interrupt() -> None:
+        seen.append(signal_state(process.pid))  # what the process does with a Ctrl-C
+        process.send_signal(signal.SIGINT)
+
+    when_running(tmp_path, interrupt).join()
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130 and "error: interrupted" in err, err
+    assert process.returncode == 130 and "error: interrupted" in err, (seen, err)
     assert farm.holder("c300-2") == "None"
 
 
@@ -309,9 +326,10 @@ def test_a_zoo_interrupted_releases_every_place(farm, farm_cache, cpu_program, t
     deadline = time.monotonic() + 120
     while not all(p.is_file() for p in logs) and time.monotonic() < deadline:
         time.sleep(0.05)  # another process's files are the only signal
+    seen = signal_state(process.pid)  # what the zoo does with a Ctrl-C
     process.send_signal(signal.SIGINT)  # Ctrl-C, as a terminal sends it to the zoo
     _, err = process.communicate(timeout=120)
-    assert process.returncode == 130 and "error: interrupted" in err, err
+    assert process.returncode == 130 and "error: interrupted" in err, (seen, err)
     assert farm.holder("c300-1") == farm.holder("c300-2") == "None"
     for log in logs:
         assert "released" in log.read_text(), log.read_text()
