@@ -88,9 +88,10 @@ def compare(program_path: Path) -> tuple[list[tuple[int, int]], set[tuple[str, s
             expected, got = tosa.run(index, feeds), ours.run(index, feeds)
             ran |= {(t.kind, t.mode) for t in ours.trace}
             for want, have in zip(expected, got, strict=True):
-                have = have.reshape(want.shape).astype(np.int64)
-                if want.dtype == np.bool_:  # the NPU's true is all ones (bool8), TOSA's 1
-                    have = have != 0
+                have = np.asarray(have).reshape(want.shape)
+                if want.dtype == np.bool_:  # by bytes: a bool leaving the NPU must be 0 or 1
+                    have = have.view(np.uint8) if have.dtype.itemsize == 1 else have
+                have = have.astype(np.int64)
                 diff = np.abs(want.astype(np.int64) - have)
                 found.append((int((diff > 0).sum()), int(diff.max(initial=0))))
     return found, ran

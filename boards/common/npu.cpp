@@ -2,7 +2,7 @@
 // SDK_NPU_IRQ (vector in startup.cpp), the register layout of board.yaml's npu.kind
 // (SDK_NPU_ETHOS_U55 / SDK_NPU_ETHOS_U85), a wait bounded by SysTick ticks, Armv8-M D-cache
 // maintenance by address. On QEMU (no NPU) the registers read 0: the backend then refuses
-// the program (NoHardware) or, in link mode, runs on the link's virtual U55, whose interrupt
+// the program (NoHardware) or, in link mode, runs on the link's virtual NPU, whose interrupt
 // board_npu_pend_irq() raises.
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +19,7 @@ constexpr uintptr_t kNvicIser = 0xE000E100;
 constexpr uintptr_t kNvicIspr = 0xE000E200;
 constexpr uintptr_t kNvicIcpr = 0xE000E280;
 constexpr uintptr_t kNvicIpr = 0xE000E400;  // one priority byte per interrupt
-// Lower urgency than the console's RX interrupt (priority 0): the virtual U55's handler waits
+// Lower urgency than the console's RX interrupt (priority 0): the virtual NPU's handler waits
 // for the host's answers, which arrive by that interrupt.
 constexpr uint8_t kNpuIrqPriority = 0x80;
 

@@ -1,4 +1,5 @@
-// The rt::Backend "EthosUBackend": ExecuTorch Ethos-U delegates run on the Ethos-U55.
+// The rt::Backend "EthosUBackend": ExecuTorch Ethos-U delegates run on the board's Ethos-U
+// (U55 or U85, board.yaml npu.kind).
 //
 //   init     parses and validates the Vela payload (the state keeps the parsed view, which
 //            points into the program), checks the NPU is there and is what the stream was
@@ -10,7 +11,7 @@
 //   execute  copies the inputs into the scratch at their record offsets, runs the NPU
 //            (region 0 = the weights in place, 1 and 2 = the scratch), copies the outputs out.
 //
-// A board without an NPU (QEMU) runs the same code against a virtual U55: the link's platform
+// A board without an NPU (QEMU) runs the same code against a virtual NPU: the link's platform
 // (hostlink::Server::virtual_u55_platform) carries the driver's register accesses to the host.
 #pragma once
 

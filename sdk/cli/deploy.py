@@ -112,7 +112,7 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--tune-check", default="qemu", metavar="WHERE",
         help="--optimize: check each candidate on qemu (default) or host (the same command "
-        "stream on the host's functional U55; the chosen one still runs on --target)",
+        "stream on the host's functional model; the chosen one still runs on --target)",
     )  # fmt: skip
     p.add_argument("--json", type=Path, help="write the report as JSON here ('-': stdout)")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one case per check)")

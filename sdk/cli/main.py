@@ -27,7 +27,8 @@ def _quiet_third_party_logs() -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sdk",
-        description="Take a PyTorch model to Arm Corstone-300 (Cortex-M55 + Ethos-U55).",
+        description="Take a PyTorch model to an Arm Cortex-M + Ethos-U board (Corstone-300: "
+        "Cortex-M55 + Ethos-U55; Corstone-320: Cortex-M85 + Ethos-U85).",
     )
     parser.add_argument("--version", action="version", version=f"sdk {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")

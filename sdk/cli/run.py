@@ -84,8 +84,9 @@ def add_npu_executor_argument(p: argparse.ArgumentParser, where: str) -> None:
         "--npu-executor",
         choices=tuple(NPU_EXECUTORS),
         help=f"{where}: run delegates' saved TOSA on the TOSA reference model (tosa; the "
-        "host's default) or Vela's command stream on a functional model of the Ethos-U55 "
-        "(command-stream, needs no saved TOSA; the virtual NPU's default)",
+        "host's default) or Vela's command stream on a functional model of the Ethos-U (the "
+        "U55's or the U85's, as the stream was compiled for) (command-stream, needs no saved "
+        "TOSA; the virtual NPU's default)",
     )
 
 

@@ -334,6 +334,13 @@ def tune(
     cpu_placements on the CPU instead."""
     check_goal(goal)
     check_where(check)
+    if board.npu_kind != "ethos-u55":  # the cycle model is the U55's (sdk.ethosu.cycles)
+        raise UsageError(
+            f"tune: board {board.name} has an {board.npu_kind}, whose command streams the "
+            "cycle model does not time: no candidate could be ranked"
+        )
+    if check != "host":
+        board.target(check)  # a board without it: a UsageError saying why
     cache = cache or Cache()
     todo = list(tried) if tried is not None else candidates(board, layouts=model_layouts(model))
     fast = board.slots.get("npu_arena")

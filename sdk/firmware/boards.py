@@ -260,6 +260,10 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         raise ConfigError(f"{where}: cpu.flags must be a list of strings")
     configs = tuple(str(c) for c in _section(f"{where}: npu", npu, "configs"))
     default_config = str(_section(f"{where}: npu", npu, "default_config"))
+    kind = str(_section(f"{where}: npu", npu, "kind"))
+    foreign = [c for c in configs if not c.startswith(f"{kind}-")]
+    if foreign:  # the driver's layout is the kind's; the host's virtual NPU follows the config
+        raise ConfigError(f"{where}: npu.configs {foreign} are not {kind} configurations")
     if default_config not in configs:
         raise ConfigError(f"{where}: npu.default_config {default_config} is not in npu.configs")
     clock = cpu.get("clock_hz")
@@ -285,7 +289,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         console_base=_int(f"{where}: console.base", console.get("base")),
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
         console_rx_irq=_int(f"{where}: console.rx_irq", console.get("rx_irq")),
-        npu_kind=str(_section(f"{where}: npu", npu, "kind")),
+        npu_kind=kind,
         npu_base=_int(f"{where}: npu.base", npu.get("base")),
         npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
         npu_default_config=default_config,

@@ -251,3 +251,31 @@ def test_a_bool_output_leaves_the_u85_as_bytes_of_0_and_1(host_build, tmp_path):
     assert got.dtype == want.dtype == np.bool_
     assert set(np.unique(got.view(np.uint8))) <= {0, 1}
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def driver_constants() -> dict[str, int]:
+    """The firmware driver's register offsets and status bits (firmware/ethosu/driver.h)."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "firmware" / "ethosu" / "driver.h").read_text()
+    found = {}
+    for name, value in re.findall(r"constexpr uint32_t (\w+) = (0x[0-9A-Fa-f]+|\d+)u?;", text):
+        found[name] = int(value, 0)
+    for name, bit in re.findall(r"constexpr uint32_t (k\w+) = 1u << (\d+);", text):
+        found[name] = 1 << int(bit)
+    return found
+
+
+def test_the_firmware_driver_and_the_virtual_u85_name_the_same_registers():
+    """Two sides of one register map (the driver in C++, the device in Python): each offset and
+    fault bit the driver writes for the U85 is where the virtual U85 has it."""
+    from sdk.ethosu.device import STATUS_BRANCH_FAULT, U85
+
+    c = driver_constants()
+    for name in ("QBASE0", "QREAD", "QCONFIG", "QSIZE", "PROT", "CONFIG", "REGIONCFG",
+                 "MEM_ATTR0", "AXI_SRAM", "AXI_EXT", "BASEP0"):  # fmt: skip
+        assert U85.reg[name] == c[name], name
+    assert U85.reg["PMCR"] == c["PMU_U85"] + c["PMU_PMCR"]
+    assert U85.reg["PMCCNTR_LO"] == c["PMU_U85"] + c["PMU_PMCCNTR_LO"]
+    assert c["kBranchFault"] == STATUS_BRANCH_FAULT and U85.faults & STATUS_BRANCH_FAULT
+    assert not U85.faults & c["kWdFault"]  # reserved on the U85

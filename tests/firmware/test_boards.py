@@ -95,6 +95,14 @@ def test_an_unknown_npu_kind_is_refused(tmp_path: Path):
         load_board("corstone300", boards)
 
 
+def test_npu_configs_of_another_kind_are_refused(tmp_path: Path):
+    """The firmware's driver takes npu.kind's layout, the host's virtual NPU the config's:
+    a board mixing them is refused at load, not at run time."""
+    boards = copy_board(tmp_path, lambda data: data["npu"].update(kind="ethos-u85"))
+    with pytest.raises(ConfigError, match=r"npu.configs .*ethos-u55-128.* are not ethos-u85"):
+        load_board("corstone300", boards)
+
+
 def test_the_boards_share_their_code_from_boards_common():
     """Every fact once: startup, console, syscalls and NPU hooks are boards/common's, each
     board's folder holds only its data and its linker script."""

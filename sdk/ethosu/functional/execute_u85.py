@@ -176,9 +176,9 @@ def _finish(state: NpuState, op: Operation, acc: np.ndarray, bias, scale, shift)
     out = arith.output_stage(acc, bias, scale, shift, _round(op), zp, _clamp(op, clamp_dtype))
     if lut is not None:
         out = _lookup(state, op, lut, out)
-    reverse = _val(op, "OFM_PRECISION", "activation_reverse", 0)
-    if reverse:
-        out = np.flip(out, axis=reverse - 1)
+    if _val(op, "OFM_PRECISION", "activation_reverse", 0):
+        # The order against the transpose is not known from a checked case: refused.
+        raise _unsupported(op, "OFM reverse (not yet checked against a case)")
     out = np.transpose(out, _transpose_axes(op))
     if storage == "CHAINED":  # kept for the next operation (regor: no reverse, no transpose)
         state.chained[_val(op, "OFM_REGION", "region")] = out
@@ -206,6 +206,8 @@ def _acc_bits(op: Operation) -> int:
     fmt = _val(op, "ACC_FORMAT", "acc_format", 0)
     if _val(op, "ACC_FORMAT", "acc_input", 0) or _val(op, "ACC_FORMAT", "acc_output", 0):
         raise _unsupported(op, "an accumulator kept or fed across operations (ACC_FORMAT)")
+    if fmt not in ACC_BITS:
+        raise _unsupported(op, f"ACC_FORMAT acc_format {fmt}")
     return ACC_BITS[fmt]
 
 
@@ -473,13 +475,21 @@ def _compute(op: Operation, mode: str, a: np.ndarray, b: np.ndarray | None, bits
     raise _unsupported(op, f"elementwise mode {mode}")
 
 
-MODELLED = (
-    "MUL", "ADD", "SUB", "MIN", "MAX", *UNARY, *COMPARE, *BITWISE, "SHL", "SHR", "LSR", "DIV",
+# Written from TOSA's definitions, but no exported case reaches them yet: refused until one
+# checks them against the reference (docs/ethosu-functional.md), never run unchecked.
+UNCHECKED = ("ABS", "CLZ", "SHL", "SHR", "LSR", "DIV", "CMP_NE")
+MODELLED = tuple(
+    mode
+    for mode in ("MUL", "ADD", "SUB", "MIN", "MAX", *UNARY, *COMPARE, *BITWISE, "SHL", "SHR",
+                 "LSR", "DIV")
+    if mode not in UNCHECKED
 )  # fmt: skip
 
 
 def _elementwise(state: NpuState, op: Operation) -> str:
     mode = ENUMS["elementwise_mode"].get(op.fields["elementwise_mode"], "?")
+    if mode in UNCHECKED:
+        raise _unsupported(op, f"elementwise mode {mode} (not yet checked against a case)")
     if mode not in MODELLED:
         raise _unsupported(op, f"elementwise mode {mode}")
     shape = _ofm_shape(op)
