@@ -1,4 +1,5 @@
-"""Deploy PyTorch models to Arm Corstone-300 (Cortex-M55 + Ethos-U55) and prove they run there."""
+"""Deploy PyTorch models to Arm Cortex-M + Ethos-U boards (Corstone-300: M55 + U55; Corstone-320:
+M85 + U85) and prove they run there."""
 
 from sdk.utils import lazy_exir
 
