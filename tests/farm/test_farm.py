@@ -207,6 +207,18 @@ def long_run_argv(farm, program: Path, tmp_path: Path, place: str, timeout: floa
     ]  # fmt: skip
 
 
+def from_a_terminal(argv: list[str]) -> list[str]:
+    """`python argv...` started as a terminal starts it: SIGINT at its default. A process
+    started in the background by a non-interactive shell (CI's `cmd &`) inherits SIGINT and
+    SIGQUIT ignored, which its children keep: a Ctrl-C test must not depend on how the test
+    run itself was started."""
+    reset = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
+    return [sys.executable, "-c", reset, *argv]
+
+
 def signal_state(pid: int) -> str:
     """A process's blocked, ignored and caught signal masks (/proc), for a failure message."""
     try:
@@ -255,9 +267,9 @@ def test_a_board_dead_or_hung_mid_run_names_the_place_and_releases_it(
 def test_ctrl_c_mid_run_releases_the_place(farm, cpu_program, tmp_path):
     import signal
 
-    command = [sys.executable, "-m", "sdk.cli.main"]
     # The Ctrl-C ends the run, not the timeout (a loaded machine may take seconds to send it).
-    command += [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2", 120)]
+    argv = [str(a) for a in long_run_argv(farm, cpu_program, tmp_path, "c300-2", 120)]
+    command = from_a_terminal(["-m", "sdk.cli.main", *argv])
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
     seen: list[str] = []
 
@@ -316,10 +328,10 @@ def test_a_zoo_interrupted_releases_every_place(farm, farm_cache, cpu_program, t
     import signal
 
     out = tmp_path / "zoo"
-    command = [
-        sys.executable, "-m", "sdk.cli.main", "deploy", str(MODEL), str(SMALL), "--target",
+    command = from_a_terminal([
+        "-m", "sdk.cli.main", "deploy", str(MODEL), str(SMALL), "--target",
         "labgrid", "--places", "c300-1,c300-2", "--coordinator", farm.address, "-o", str(out),
-    ]  # fmt: skip
+    ])  # fmt: skip
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=farm.env())
     logs = [out / "0-shared_split" / "run" / "place.log", out / "1-conv_linear" / "run"
             / "place.log"]  # fmt: skip
