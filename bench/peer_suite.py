@@ -354,7 +354,7 @@ def collect(first: bool, match: str | None = None, npu: str = "u55") -> list[Cas
             try:
                 module = _import(name)
             except Exception as exc:  # a test module the wheel cannot import here
-                cases.append(Case(name, "<import>", (), collect_error=_one_line(exc)))
+                cases.append(Case(name, "<import>", (), collect_error=one_line(exc)))
                 continue
             for fn_name, fn in sorted(vars(module).items()):
                 if not (_is_for(fn_name, npu) and callable(fn)):
@@ -367,7 +367,7 @@ def collect(first: bool, match: str | None = None, npu: str = "u55") -> list[Cas
                     try:
                         _describe(case, _call(name, fn_name, ids), npu)
                     except Exception as exc:
-                        case.collect_error = _one_line(exc)
+                        case.collect_error = one_line(exc)
                     cases.append(case)
                     if first:
                         break
@@ -502,13 +502,11 @@ def run_case(index: int, case: Case, workdir: Path, cache: Any, seed: int = SEED
             out.detail = failure
         out.detail = "; ".join(x for x in (out.detail, note) if x)
     except MismatchError as exc:
-        out.outcome, out.detail = "mismatch", _one_line(exc)
+        out.outcome, out.detail = "mismatch", one_line(exc)
     except SdkError as exc:
         out.outcome, out.detail = "refused", _first_clause(exc)
     except Exception as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        out.outcome = "traceback"
-        out.detail = f"{_one_line(exc)} ({Path(frame.filename).name}:{frame.lineno})"
+        out.outcome, out.detail = "traceback", traceback_detail(exc)
     out.seconds = round(time.monotonic() - start, 1)
     return out
 
@@ -537,9 +535,15 @@ def _op_base(op: str) -> str:
     return op.removeprefix(EDGE)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+def traceback_detail(exc: BaseException) -> str:
+    """An unexpected exception in one line, with where it was raised (an SDK bug to find)."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"{one_line(exc)} ({Path(frame.filename).name}:{frame.lineno})"
 
 
 def _first_clause(exc: BaseException) -> str:

@@ -21,7 +21,6 @@ import argparse
 import random
 import sys
 import time
-import traceback
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -114,6 +113,7 @@ def export(case, outdir: Path, seed: int = 0) -> Path:
 
 def run_case(case, workdir: Path) -> U85Outcome:
     """Export one case and compare its command streams with the TOSA reference."""
+    from bench.peer_suite import one_line, traceback_detail
     from sdk.errors import ExportError, ProgramError
     from sdk.program.pte import load_program
 
@@ -129,24 +129,17 @@ def run_case(case, workdir: Path) -> U85Outcome:
             if bad:
                 out.outcome, out.detail = "mismatch", f"(elements, max) {bad}"
     except ExportError as exc:
-        out.outcome, out.detail = "export", _first_line(exc)
+        out.outcome, out.detail = "export", one_line(exc)
     except ProgramError as exc:
-        text = _first_line(exc)
+        text = one_line(exc)
         out.outcome = "refused" if REFUSED in text else "traceback"
         out.detail = (
             text.split(": ", 2)[-1].removesuffix(f" {REFUSED}") if REFUSED in text else text
         )
     except Exception as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        out.outcome = "traceback"
-        out.detail = f"{_first_line(exc)} ({Path(frame.filename).name}:{frame.lineno})"
+        out.outcome, out.detail = "traceback", traceback_detail(exc)
     out.seconds = round(time.monotonic() - start, 1)
     return out
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,12 +6,19 @@
 
 #include <vector>
 
+#include "driver_job.h"
 #include "npu_register_model.h"
 #include "test_harness.h"
 
 using ethosu::Driver;
 using ethosu::Job;
 using test::NpuRegisterModel;
+using test::g_scratch;
+using test::g_stream;
+using test::g_weights;
+using test::high;
+using test::job;
+using test::u32;
 namespace reg = ethosu::reg;
 namespace status = ethosu::status;
 
@@ -20,30 +27,12 @@ namespace {
 constexpr uint32_t kCleanMark = 0xC1EA0000;  // cache hook calls, logged among the accesses
 constexpr uint32_t kInvalidateMark = 0x1A7A0000;
 
-alignas(16) uint8_t g_stream[16];
-alignas(16) uint8_t g_weights[32];
-alignas(16) uint8_t g_scratch[64];
-
 void clean(void* ctx, const void*, size_t size) {
   static_cast<NpuRegisterModel*>(ctx)->log.push_back({true, kCleanMark, static_cast<uint32_t>(size)});
 }
 void invalidate(void* ctx, void*, size_t size) {
   static_cast<NpuRegisterModel*>(ctx)->log.push_back(
       {true, kInvalidateMark, static_cast<uint32_t>(size)});
-}
-
-Job job() {
-  Job j = {};
-  j.command_stream = g_stream;
-  j.command_stream_size = sizeof(g_stream);
-  j.regions[0] = g_weights;
-  j.region_sizes[0] = sizeof(g_weights);
-  j.regions[1] = g_scratch;
-  j.region_sizes[1] = sizeof(g_scratch);
-  j.regions[2] = g_scratch;
-  j.region_sizes[2] = sizeof(g_scratch);
-  j.num_regions = 3;
-  return j;
 }
 
 struct Rig {
@@ -58,11 +47,6 @@ struct Rig {
     model.attach(&driver);
   }
 };
-
-uint32_t u32(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
-uint32_t high(const void* p) {
-  return static_cast<uint32_t>(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) >> 32);
-}
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver.h"
+#include "driver_job.h"
 #include "npu_register_model.h"
 #include "test_harness.h"
 
@@ -15,6 +16,12 @@ using ethosu::Driver;
 using ethosu::Job;
 using ethosu::NpuKind;
 using test::NpuRegisterModel;
+using test::g_scratch;
+using test::g_stream;
+using test::g_weights;
+using test::high;
+using test::job;
+using test::u32;
 namespace reg = ethosu::reg;
 namespace status = ethosu::status;
 
@@ -29,24 +36,6 @@ constexpr uint32_t kU85_512 = 0x20001119;
 constexpr uint32_t kU85_1024 = 0x2000251a;
 constexpr uint32_t kU85_2048 = 0x2000261b;
 
-alignas(16) uint8_t g_stream[16];
-alignas(16) uint8_t g_weights[32];
-alignas(16) uint8_t g_scratch[64];
-
-Job job() {
-  Job j = {};
-  j.command_stream = g_stream;
-  j.command_stream_size = sizeof(g_stream);
-  j.regions[0] = g_weights;
-  j.region_sizes[0] = sizeof(g_weights);
-  j.regions[1] = g_scratch;
-  j.region_sizes[1] = sizeof(g_scratch);
-  j.regions[2] = g_scratch;
-  j.region_sizes[2] = sizeof(g_scratch);
-  j.num_regions = 3;
-  return j;
-}
-
 struct Rig {
   NpuRegisterModel model{NpuKind::EthosU85};
   Driver driver;
@@ -58,11 +47,6 @@ struct Rig {
     model.attach(&driver);
   }
 };
-
-uint32_t u32(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
-uint32_t high(const void* p) {
-  return static_cast<uint32_t>(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) >> 32);
-}
 
 }  // namespace
 
