@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +37,7 @@ class ExportCase:
 
 def scope_of(nodeid: str) -> str:
     """The xdist scope of a test: its xdist_group (`@group` suffix, --dist loadgroup: the files
-    marked tests.support.markers.EXAMPLE_EXPORTS share one), else its file."""
+    marked tests.support.markers.SHARED_EXPORTS share one), else its file."""
     if nodeid.rfind("@") > nodeid.rfind("]"):
         return nodeid.rsplit("@", 1)[1]
     return nodeid.split("::", 1)[0]
@@ -54,6 +57,16 @@ def pytest_addoption(parser) -> None:
         "--sweep-seed", type=int, default=None,
         help="which cases (default: today's UTC date as YYYYMMDD, so each day runs others)",
     )  # fmt: skip
+
+
+def pytest_configure(config) -> None:
+    """The session's own SDK cache (SDK_CACHE_DIR; the xdist workers and the CLI subprocesses
+    inherit it): every run starts cold, as on CI, never from the programs, references and
+    firmware earlier runs left in ~/.cache/sdk, and leaves nothing there."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        path = tempfile.mkdtemp(prefix="sdk-test-cache-")
+        os.environ["SDK_CACHE_DIR"] = path
+        config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
 
 
 def sweep_seed(config) -> int:
@@ -81,6 +94,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Sweeps (the `sweep` marker: many cases of one test function, such as the kernels'
     dtype x shape grids) run their first case and a seeded sample of the rest: a different
     sample each day, every case reachable with --sweep-fraction 1 or its seed."""
+    if config.getoption("loadgroup", False):
+        for item in items:
+            _suffix_xdist_group(item)
     fraction, seed = config.getoption("--sweep-fraction"), sweep_seed(config)
     if fraction >= 1:
         return
@@ -97,6 +113,21 @@ def pytest_collection_modifyitems(config, items) -> None:
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _suffix_xdist_group(item) -> None:
+    """`@group` after a grouped test's nodeid, as pytest-xdist's loadgroup writes it on the
+    worker for the scheduler (scope_of). xdist writes it into `item._nodeid`, which pytest 9.2's
+    structured node IDs no longer read (pytest-dev/pytest-xdist#1386): nothing was grouped, and
+    the example exports were made once per worker. Written here when xdist's did not take."""
+    from _pytest.nodeid import NodeId
+
+    names = {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+    if names and scope_of(item.nodeid) == item.nodeid.split("::", 1)[0]:
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -260,9 +291,9 @@ def host_run(host_build: Path, tmp_path_factory):
 
     The planned arena is exactly what a .pte plans (unless `options` say otherwise): ASan then
     sees its end, and a run takes a fifth of the time it takes with the default 64 MiB."""
-    from sdk.link.session import LinkSession, Timeouts
-    from sdk.link.transport import open_port
+    from sdk.link.session import Timeouts
     from sdk.program.pte import scalar_type_of
+    from tests.support.hostlink import serving, session_on
 
     workdir = tmp_path_factory.mktemp("host_run")
     counter = itertools.count()
@@ -273,20 +304,8 @@ def host_run(host_build: Path, tmp_path_factory):
         planned = None if "--planned-bytes" in options else planned_bytes(data)
         if planned is not None:
             options = ("--planned-bytes", str(max(planned, 16)), *options)
-        process = subprocess.Popen(
-            [str(host_build / "host_link"), *options, "--listen", "127.0.0.1:0"],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stderr is not None
-            line = process.stderr.readline()
-            assert line.startswith("listening on 127.0.0.1:"), line + process.stderr.read()
-            url = f"socket://127.0.0.1:{int(line.rsplit(':', 1)[1])}"
-            log = workdir / f"link{n}.log"
-            with LinkSession(
-                open_port(url), log_path=log, port_name=url, timeouts=Timeouts(run=300.0)
-            ) as session:
+        with serving(host_build, *options) as (process, url):
+            with session_on(url, workdir / f"link{n}.log", Timeouts(run=300.0)) as session:
                 record = session.run_program(
                     data,
                     inputs,
@@ -294,11 +313,8 @@ def host_run(host_build: Path, tmp_path_factory):
                     outputs_after_failure=True,
                 )
             process.wait(timeout=60)  # the peer closed: host_link ends
+            assert process.stderr is not None
             return HostRun(record, process.stderr.read())
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
     return run
 

@@ -44,10 +44,15 @@ def dtype_label(code: int) -> str:
     return f"{entry.name} ({code})" if entry else f"unknown dtype code {code}"
 
 
-def find_fault(console: str) -> dict[str, str] | None:
-    """The fields of the last fault line in console text (None when the CPU did not fault)."""
+def find_fault(console: str, partial: bool = False) -> dict[str, str] | None:
+    """The fields of the last fault line in console text (None when the CPU did not fault).
+    A line not yet ended (the board may still be printing it) counts only when `partial`: the
+    text is all there will be (the port failed, or the wait is over)."""
+    text = console.replace("\x00", "\n")
+    if not partial:
+        text = text[: text.rfind("\n") + 1]
     found = None
-    for match in _FAULT_LINE.finditer(console.replace("\x00", "\n")):
+    for match in _FAULT_LINE.finditer(text):
         found = dict(part.split("=", 1) for part in match.group(1).split())
     return found
 

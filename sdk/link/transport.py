@@ -64,8 +64,9 @@ class LinkLog:
 
 def open_port(url: str, baud: int = DEFAULT_BAUD, emulator: bool = False) -> Port:
     """A pyserial port for `url` (/dev/ttyACM0, socket://, rfc2217://, hwgrep://...).
-    `emulator`: a socket:// an emulator serves this host alone, closed without the 0.3 s
-    pyserial's socket waits for a server to take a reconnect (an emulator stops instead)."""
+    `emulator`: a socket:// an emulator (or the host build's host_link) serves this host
+    alone, closed without the 0.3 s pyserial's socket waits for a server to take a reconnect
+    (an emulator stops instead)."""
     import serial
 
     if url.startswith("rfc2217://") and "ign_set_control" not in url:
@@ -122,13 +123,14 @@ class Transport:
             log_path=self.log.path,
         )
 
-    def _check_console_for_fault(self) -> None:
+    def _check_console_for_fault(self, partial: bool = False) -> None:
         """A CPU fault prints its line between frames: that is the news (read from the
-        emulator's copy of the UART's output too, when there is one)."""
+        emulator's copy of the UART's output too, when there is one). `partial`: a line cut
+        short counts (find_fault), when nothing more will come."""
         text = self.log.console
         if self.console_log is not None and self.console_log.is_file():
             text += "\n" + self.console_log.read_bytes().decode("latin-1")
-        fault = find_fault(text)
+        fault = find_fault(text, partial)
         if fault is not None:
             self.log.event(
                 "fault line: @sdk fault " + " ".join(f"{k}={v}" for k, v in fault.items())
@@ -140,6 +142,10 @@ class Transport:
         try:
             self.port.write(frame)
         except Exception as exc:  # pyserial raises SerialException, sockets OSError
+            # A board that faulted and stopped (an emulator exiting) can fail a write, a
+            # retransmission, before its fault record was read: the record is the news.
+            self._flush_pending_as_console()
+            self._check_console_for_fault(partial=True)
             raise self.fail(f"cannot write to {self.port_name}: {exc}") from None
 
     def _segment(self, deadline: float) -> bytes | None:
@@ -154,9 +160,9 @@ class Transport:
                 continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                if find_fault(bytes(self._pending).decode("latin-1")) is not None:
+                if find_fault(bytes(self._pending).decode("latin-1"), partial=True) is not None:
                     self._flush_pending_as_console()  # a fault line its board cut short
-                    self._check_console_for_fault()
+                    self._check_console_for_fault(partial=True)
                 return None
             try:
                 # One byte with a timeout, then whatever else is there without waiting: a
@@ -168,7 +174,7 @@ class Transport:
                     data += self.port.read(65536)
             except Exception as exc:
                 self._flush_pending_as_console()
-                self._check_console_for_fault()
+                self._check_console_for_fault(partial=True)
                 raise self.fail(f"{self.port_name} closed or failed ({exc})") from None
             self._pending += data
             if p.DELIMITER[0] not in data and len(self._pending) > p.MAX_ENCODED * 2:
@@ -201,6 +207,12 @@ class Transport:
 
 
 def _looks_like_text(segment: bytes) -> bool:
-    """Console text (a fault record, a log line) rather than a damaged frame."""
+    """Console text (a fault record, or log lines such as the boot banner the firmware prints
+    before its HELLO) rather than a damaged frame: taken for one, the banner would make the
+    host retransmit CONNECT, and the firmware send its INFO twice."""
     printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in segment)
-    return len(segment) > 0 and printable / len(segment) > 0.95 and b"@sdk" in segment
+    return (
+        len(segment) > 0
+        and printable / len(segment) > 0.95
+        and (b"@sdk" in segment or segment.endswith(b"\n"))
+    )

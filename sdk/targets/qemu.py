@@ -72,7 +72,7 @@ class QemuDriver:
         """QEMU has no NPU: the virtual U55 takes any program's MAC count."""
 
     def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
-        return program_preloads(self.resource, program, workdir, options.bundle)
+        return program_preloads(self.resource, program, workdir, options.bundle, over=0)
 
     @contextlib.contextmanager
     def on(

@@ -36,6 +36,9 @@ from sdk.ethosu.functional.arith import (
 from sdk.ethosu.functional.featuremap import element_dtype
 from sdk.ethosu.functional.weights import WeightOrder, decode_scales, decode_weights
 from tests.support.cmdscan import feature_map, signed16
+from tests.support.markers import SHARED_EXPORTS
+
+pytestmark = SHARED_EXPORTS
 
 # ---- register fields (U55 layouts, ethos_u55_regs / regor's interface header) -------------
 

@@ -14,8 +14,11 @@ import pytest
 
 from sdk.ethosu.stream.decode import Operation, decode_cmd_data
 from sdk.ethosu.stream.disasm import field_texts
+from tests.support.markers import SHARED_EXPORTS
 from tests.support.npu_cases import CASE_IDS, CASES
 from tests.support.vela_oracle import parse_listing
+
+pytestmark = SHARED_EXPORTS
 
 
 @pytest.mark.parametrize(("model", "quant"), CASES, ids=CASE_IDS)

@@ -21,7 +21,10 @@ from sdk.program.pte import load_program
 from sdk.program.tosa_file import find_tosa
 from sdk.reference.command_stream import CommandStreamExecutor
 from sdk.reference.executor import TosaExecutor
+from tests.support.markers import SHARED_EXPORTS
 from tests.support.npu_cases import EXAMPLES, MODELS, NPU_BMM, TINY, export_key
+
+pytestmark = SHARED_EXPORTS
 
 SINGLE_OP = (
     *("add", "mul", "conv", "depthwise", "sigmoid", "avgpool", "avgpool_pad", "conv_wide"),

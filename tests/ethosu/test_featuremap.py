@@ -12,6 +12,9 @@ import pytest
 from sdk.errors import ProgramError
 from sdk.ethosu.functional.featuremap import FeatureMap, Layout, element_dtype
 from tests.support.cmdscan import signed16
+from tests.support.markers import SHARED_EXPORTS
+
+pytestmark = SHARED_EXPORTS
 
 
 def _vela_address(fm: FeatureMap, y: int, x: int, c: int) -> int:

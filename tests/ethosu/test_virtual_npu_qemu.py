@@ -19,10 +19,10 @@ from sdk.targets.base import VIRTUAL_NPU_MODELLED, VIRTUAL_NPU_TIMING
 from sdk.targets.host import run_host
 from sdk.targets.run import run_on_target
 from sdk.utils.npz import read_arrays
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 from tests.support.quantref import assert_matches_quantized_model
 
-pytestmark = [pytest.mark.slow, EXAMPLE_EXPORTS]
+pytestmark = [pytest.mark.slow, SHARED_EXPORTS]
 BOARD = "corstone300"
 CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 CASES = [(m, q) for m in ("shared_split", "yolo_attention") for q in CPU_OPS]

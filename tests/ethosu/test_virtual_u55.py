@@ -9,11 +9,7 @@ start) never pass: each run is an error or gives a wrong result."""
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,41 +18,17 @@ from sdk.errors import TargetError
 from sdk.ethosu.payload import parse_vela_stream
 from sdk.firmware.build import build_firmware
 from sdk.firmware.buildgen import NPU_FAULTS
-from sdk.link.session import LinkSession
-from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.host import run_host
 from sdk.targets.linked import npu_run_of, run_linked, virtual_npu_of
 from sdk.targets.run import run_on_target
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.hostlink import host_link
+from tests.support.markers import SHARED_EXPORTS
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 BOARD = "corstone300"
 MODEL, QUANT = "shared_split", "int8"
-
-
-@contextlib.contextmanager
-def host_link(host_build: Path, log: Path, *args: str) -> Iterator[LinkSession]:
-    process = subprocess.Popen(
-        [str(host_build / "host_link"), *args, "--listen", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        url = f"socket://127.0.0.1:{int(line.rsplit(':', 1)[1])}"
-        session = LinkSession(open_port(url), log_path=log, port_name=url)
-        yield session
-        session.close()
-        assert process.wait(timeout=30) == 0
-        assert "runtime error" not in process.stderr.read()  # UBSan
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")

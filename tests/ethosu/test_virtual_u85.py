@@ -33,7 +33,7 @@ from sdk.program.tosa_file import TosaGraphInfo, TosaTensorInfo
 from sdk.targets.host import run_host
 from sdk.targets.linked import run_linked, virtual_npu_of
 from tests.ethosu.test_u55_keepalive import FakeSession
-from tests.ethosu.test_virtual_u55 import host_link
+from tests.support.hostlink import host_link
 
 REG = U85.reg
 

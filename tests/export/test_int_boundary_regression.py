@@ -16,10 +16,10 @@ import pytest
 from sdk.cli.main import main
 from sdk.errors import BoundaryError
 from sdk.targets.host import run_host
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 from tests.support.quantref import assert_matches_quantized_model
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 # INT16 as is (U55 rejects INT16 BMM, so it stays on the CPU) and INT8 with BMM forced onto
 # the CPU, so the boundary stays put even if a later Vela learns INT16 BMM.

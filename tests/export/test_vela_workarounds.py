@@ -14,10 +14,10 @@ import sdk.export.pipeline as pipeline
 from sdk.cli.main import main
 from sdk.errors import ExportError
 from sdk.targets.host import host_runner
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 from tests.support.quantref import assert_matches_quantized_model
 
-pytestmark = [pytest.mark.slow, EXAMPLE_EXPORTS]
+pytestmark = [pytest.mark.slow, SHARED_EXPORTS]
 TINY_CONV = str(Path(__file__).parents[1] / "ethosu" / "models" / "conv.py")
 
 

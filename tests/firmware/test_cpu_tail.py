@@ -19,9 +19,9 @@ from sdk.targets.host import host_runner
 from sdk.targets.qemu import TIMING_SOURCE as QEMU_TIMING
 from sdk.targets.run import run_on_target
 from sdk.utils.npz import read_arrays
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 CPU_OPS = {"int16": None, "int8": ["aten.bmm"]}
 

@@ -15,9 +15,9 @@ from sdk.errors import FirmwareRefused, TargetError
 from sdk.link import protocol as p
 from sdk.link.protocol import Kind
 from sdk.link.session import LinkSession
-from sdk.link.transport import open_port
 from sdk.program.pte import load_program
 from sdk.targets.linked import run_linked
+from tests.support import hostlink
 from tests.support.fwprograms import oracle, random_inputs
 
 FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm")
@@ -25,25 +25,8 @@ FUZZ_SEEDS = ("id", "add", "quant_mix", "bmm")
 
 @pytest.fixture
 def host_link(host_build: Path, tmp_path: Path) -> Iterator[LinkSession]:
-    process = subprocess.Popen(
-        [str(host_build / "host_link"), "--listen", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        url = f"socket://127.0.0.1:{int(line.rsplit(':', 1)[1])}"
-        session = LinkSession(open_port(url), log_path=tmp_path / "link.log", port_name=url)
+    with hostlink.host_link(host_build, tmp_path / "link.log") as session:
         yield session
-        session.close()
-        assert process.wait(timeout=30) == 0  # the peer closed: host_link ends
-        assert "runtime error" not in process.stderr.read()  # UBSan
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_host_link_runs_programs_like_executorch(host_link: LinkSession, programs):

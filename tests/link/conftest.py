@@ -46,7 +46,7 @@ def qemu_link(qemu_target, every_kernel_elf, tmp_path):
         qemu = stack.enter_context(LinkProcess(command, workdir, "qemu-system-arm"))
         url = via(qemu.url) if via else qemu.url
         session = LinkSession(
-            open_port(url),
+            open_port(url, emulator=True),  # QEMU, or a fault proxy in front of it
             board=BOARD,
             log_path=workdir / "link.log",
             timeouts=timeouts or Timeouts(),

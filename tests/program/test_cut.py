@@ -8,9 +8,9 @@ from executorch.exir.schema import KernelCall
 
 from sdk.program.cut import cpu_segments
 from sdk.program.pte import load_program, operator_name
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 
 def test_cut_segments_carry_only_the_operators_they_call(export_case):

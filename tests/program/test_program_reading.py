@@ -10,9 +10,9 @@ from sdk.errors import ProgramError
 from sdk.ethosu.payload import parse_vela_stream
 from sdk.program.audit import audit_program, read_delegates
 from sdk.program.pte import load_program
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 import pytest
 
-# The files that export the examples (examples/*.py, seconds to a minute each, made once per
-# session by tests/conftest.py's fixtures) run on one pytest-xdist worker, so each export is
-# made once (scripts/test.sh runs `--dist loadgroup`; tests/conftest.py's scheduler keeps every
-# other file whole on one worker).
-EXAMPLE_EXPORTS = pytest.mark.xdist_group("example_exports")
+# The files that export the same models (the examples, examples/*.py, and the decoder's set,
+# tests/ethosu/models: seconds to a minute each, made once per session by tests/conftest.py's
+# fixtures) run on one pytest-xdist worker, so each export is made once (scripts/test.sh runs
+# `--dist loadgroup`; tests/conftest.py's scheduler keeps every other file whole on one worker).
+SHARED_EXPORTS = pytest.mark.xdist_group("shared_exports")

@@ -13,9 +13,9 @@ from sdk.cli.main import main
 from sdk.errors import ProgramError, UsageError
 from sdk.targets.host import run_host
 from sdk.utils.npz import read_arrays
-from tests.support.markers import EXAMPLE_EXPORTS
+from tests.support.markers import SHARED_EXPORTS
 
-pytestmark = EXAMPLE_EXPORTS
+pytestmark = SHARED_EXPORTS
 
 
 @pytest.fixture(scope="module")
