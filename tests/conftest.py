@@ -120,13 +120,13 @@ def _suffix_xdist_group(item) -> None:
     worker for the scheduler (scope_of). xdist writes it into `item._nodeid`, which pytest 9.2's
     structured node IDs no longer read (pytest-dev/pytest-xdist#1386): nothing was grouped, and
     the example exports were made once per worker. Written here when xdist's did not take."""
-    from _pytest.nodeid import NodeId
-
     names = {
         str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
         for mark in item.iter_markers("xdist_group")
     }
     if names and scope_of(item.nodeid) == item.nodeid.split("::", 1)[0]:
+        from _pytest.nodeid import NodeId  # pytest 9.2's (older ones took xdist's suffix)
+
         item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
 
 
