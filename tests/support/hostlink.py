@@ -35,9 +35,8 @@ def serving(host_build: Path, *options: str) -> Iterator[tuple[subprocess.Popen,
 def session_on(url: str, log: Path, timeouts: Timeouts | None = None) -> LinkSession:
     """A session on a host_link: its server is this host's alone, so the port closes without
     pyserial's 0.3 s wait for a reconnect (sdk.link.transport.open_port)."""
-    return LinkSession(
-        open_port(url, emulator=True), log_path=log, port_name=url, timeouts=timeouts or Timeouts()
-    )
+    port = open_port(url, emulator=True)
+    return LinkSession(port, log_path=log, port_name=url, timeouts=timeouts)
 
 
 @contextlib.contextmanager
