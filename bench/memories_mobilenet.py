@@ -61,12 +61,12 @@ def main(outdir: Path) -> None:
                 f"--config={ini}", f"--system-config={section}", f"--memory-mode={section}",
                 f"--optimise={optimise}",
             ]  # fmt: skip
-    print(f"{'configuration':45} {'cycles':>12} {'MACs':>12} {'util':>6} {'SRAM KiB':>9}")
+    print(f"{'configuration':58} {'cycles':>12} {'MACs':>12} {'util':>6} {'SRAM KiB':>9}")
     for i, (name, flags) in enumerate(configs.items()):
         s = vela(tosa, flags, outdir / f"vela{i}")
         util = s["macs"] / (s["total_cycles"] * MACS_PER_CYCLE)
         rows.append((name, s))
-        print(f"{name:45} {s['total_cycles']:>12,.0f} {s['macs']:>12,.0f} {util:>6.1%} "
+        print(f"{name:58} {s['total_cycles']:>12,.0f} {s['macs']:>12,.0f} {util:>6.1%} "
               f"{s['sram_used_kib']:>9,.1f}")  # fmt: skip
 
 

@@ -19,6 +19,10 @@ PORTS = ("axi0", "axi1")
 # Vela's memory labels per port: the arena's (AXI0) must be Sram, the constants' (AXI1) a flash.
 VELA_LABELS = {"axi0": "Sram", "axi1": "OffChipFlash"}
 U55_PORT_BYTES_PER_CYCLE = 8.0  # Vela: a U55 AXI port moves 8 bytes per cycle at clock_scale 1
+# Vela's C++ core (regor.cpp, `isU55`) takes that 8-byte port width only for a system config
+# whose name starts with this; under any other name it prices every memory at 16 bytes per
+# cycle per clock_scale, twice the ini's figure. So the board's sections carry the prefix.
+VELA_U55_SECTION_PREFIX = "Ethos_U55"
 # The name of ExecuTorch's own Vela configuration (Ethos_U55_High_End_Embedded, Shared_Sram,
 # the stock vela.ini) beside the board's modes: what an export used before the board had any.
 EXECUTORCH_DEFAULT = "executorch"
@@ -62,8 +66,10 @@ class NpuMemories:
     default: str | None  # None: ExecuTorch's default Vela configuration
 
     def section_name(self, mode: str) -> str:
-        """The system config and memory mode name for `mode`, e.g. Corstone300_Sram_Only."""
-        return f"{self.board.capitalize()}_{mode}"
+        """The system config and memory mode name for `mode`, e.g.
+        Ethos_U55_Corstone300_Sram_Only (the prefix keeps Vela's C++ core at the U55's port
+        width: VELA_U55_SECTION_PREFIX)."""
+        return f"{VELA_U55_SECTION_PREFIX}_{self.board.capitalize()}_{mode}"
 
     def mode(self, name: str) -> MemoryMode:
         if name not in self.modes:

@@ -169,3 +169,11 @@ def test_memory_bound_cycles_are_the_memory_bound_rows() -> None:
     timing = StreamTiming("ethos-u55-128", memory_system(), rows, 1350, 0, 0, {}, {})
     assert [r.memory_bound for r in rows] == [False, True, True]
     assert timing.memory_bound_cycles == 450
+
+
+def test_corstone300_runs_at_the_an547_sysclk() -> None:
+    """The latency's clocks are the AN547's 32 MHz sysclk, the rate QEMU's an547 SysTick
+    counts (measured: 20 M instructions = 640 k ticks): CPU, NPU and SysTick alike."""
+    board = load_board("corstone300")
+    qemu_tick_hz = board.targets["qemu"]["tick_hz"]
+    assert board.cpu_clock_hz == board.npu_clock_hz == board.tick_hz == qemu_tick_hz
