@@ -58,6 +58,24 @@ bool npu_wait_for_irq(void*, const volatile bool* irq_done, uint32_t timeout_us)
   }
 }
 
+#if defined(SDK_TA_COUNT)
+// board.yaml npu_memories.timing_adapters, as board_config.h has them.
+static_assert(SDK_TA_COUNT <= ethosu::kMaxTimingAdapters, "more timing adapters than ports");
+static_assert(SDK_TA_REGISTER_COUNT == ethosu::kTimingAdapterRegisters,
+              "board_config.h's timing-adapter registers differ from the backend's");
+constexpr uint32_t kTaRegisterOffsets[] = SDK_TA_REGISTER_OFFSETS;
+constexpr ethosu::TimingAdapterConfig kTaConfigs[] = SDK_TA_MODES;
+static_assert(sizeof(kTaConfigs) / sizeof(kTaConfigs[0]) == SDK_TA_MODE_COUNT, "SDK_TA_MODES");
+
+ethosu::TimingAdapters board_timing_adapters() {
+  ethosu::TimingAdapters ta = {SDK_TA_COUNT, SDK_TA_OFFSETS, kTaRegisterOffsets, kTaConfigs,
+                               SDK_TA_MODE_COUNT};
+  return ta;
+}
+#else
+ethosu::TimingAdapters board_timing_adapters() { return ethosu::TimingAdapters{}; }
+#endif
+
 }  // namespace
 
 extern "C" void board_npu_irq_handler(void) { ethosu::handle_npu_irq(); }
@@ -69,6 +87,7 @@ ethosu::NpuPlatform board_npu_platform() {
   p.wait_for_irq = npu_wait_for_irq;
   p.clean_dcache = ethosu::armv8m_clean_dcache;  // no-ops with the cache off and under QEMU
   p.invalidate_dcache = ethosu::armv8m_invalidate_dcache;
+  p.timing_adapters = board_timing_adapters();
   reg(kNvicIcpr + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);  // nothing stale pending
   *reinterpret_cast<volatile uint8_t*>(kNvicIpr + SDK_NPU_IRQ) = kNpuIrqPriority;
   reg(kNvicIser + 4 * (SDK_NPU_IRQ / 32)) = 1u << (SDK_NPU_IRQ % 32);

@@ -14,7 +14,9 @@ using rt::Error;
 using rt::ul;
 
 Driver g_driver;
+NpuPlatform g_platform = {};  // what register_backend was given: the timing adapters' writes
 bool g_have_platform = false;
+int32_t g_timing_config = kNoTimingConfig;  // the adapters' setting now (none written yet)
 uint64_t g_cycles = 0;
 
 constexpr size_t kScratchAlign = 16;
@@ -83,15 +85,36 @@ bool spec_is(const rt::CompileSpec& spec, const char* key) {
   return spec.key_size == strlen(key) && memcmp(spec.key, key, spec.key_size) == 0;
 }
 
+// The adapters get the setting of the configuration the delegate was compiled for, when it
+// differs from the one in force (every delegate of a program is usually compiled alike).
+void program_timing_adapters(int32_t config) {
+  const TimingAdapters& ta = g_platform.timing_adapters;
+  if (config == kNoTimingConfig || config == g_timing_config) {
+    return;
+  }
+  const TimingAdapterConfig& c = ta.configs[config];
+  for (uint32_t a = 0; a < ta.count && a < kMaxTimingAdapters; ++a) {
+    for (uint32_t r = 0; r < kTimingAdapterRegisters; ++r) {
+      g_platform.write32(g_platform.ctx, ta.offsets[a] + ta.register_offsets[r], c.values[a][r]);
+    }
+  }
+  g_timing_config = config;
+}
+
 Error init(const rt::BackendInitContext& ctx) {
   RT_CHECK(ctx.state_size >= sizeof(BackendState), Error::Internal, "EthosUBackend: no state");
   RT_CHECK(g_have_platform, Error::Internal, "EthosUBackend: registered without a platform");
   auto* state = static_cast<BackendState*>(ctx.state);
+  state->timing_config = kNoTimingConfig;
   for (size_t i = 0; i < ctx.num_specs; ++i) {
     const rt::CompileSpec& spec = ctx.specs[i];
     if (spec_is(spec, "output_format")) {
       RT_CHECK(spec.value_size == 4 && memcmp(spec.value, "vela", 4) == 0, Error::NotSupported,
                "compile spec output_format is not 'vela': this backend runs Vela streams only");
+    }
+    if (spec_is(spec, "compile_flags")) {
+      RT_TRY(find_timing_config(g_platform.timing_adapters, spec.value, spec.value_size,
+                                &state->timing_config));
     }
   }
   RT_CHECK(reinterpret_cast<uintptr_t>(ctx.payload) % 16 == 0, Error::InvalidProgram,
@@ -143,6 +166,7 @@ Error execute(void* raw_state, rt::KernelContext& ctx, rt::Value* const* args, s
     IoRecord r = io_record(v.inputs, i);
     if (r.nbytes > 0) memcpy(ctx.scratch + r.offset, args[i]->u.t->data, r.nbytes);
   }
+  program_timing_adapters(state->timing_config);
   Job job = {};
   job.command_stream = v.command_stream;
   job.command_stream_size = v.command_stream_size;
@@ -177,6 +201,8 @@ Error register_backend(const NpuPlatform& platform) {
     RT_TRY(rt::register_backend(&kEthosUBackend));
   }
   g_driver = Driver(platform);
+  g_platform = platform;
+  g_timing_config = kNoTimingConfig;
   g_have_platform = true;
   return Error::Ok;
 }
@@ -188,6 +214,8 @@ void reset_cycles() { g_cycles = 0; }
 
 void unregister_platform() {
   g_driver = Driver();
+  g_platform = NpuPlatform{};
+  g_timing_config = kNoTimingConfig;
   g_have_platform = false;
 }
 

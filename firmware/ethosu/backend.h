@@ -32,6 +32,7 @@ struct BackendState {
   uint64_t total_cycles;  // since init
   uint32_t executions;
   uint32_t delegate_index;
+  int32_t timing_config;  // its platform.timing_adapters config, or kNoTimingConfig
 };
 
 // Keep `platform` (copied), set up the driver over it and add the backend to the runtime's

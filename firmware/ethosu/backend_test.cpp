@@ -397,3 +397,104 @@ TEST(backend_registration_checks_the_platform) {
   rt::clear_backends();
   ethosu::unregister_platform();
 }
+
+namespace {
+
+// Two documented configurations of two adapters, at the Corstone-300's offsets.
+const uint32_t kTaRegisterOffsets[ethosu::kTimingAdapterRegisters] = {0x00, 0x04, 0x08, 0x0C, 0x10,
+                                                                      0x14, 0x18, 0x1C, 0x28};
+const ethosu::TimingAdapterConfig kTaConfigs[] = {
+    {"Board_Shared", "Board_Shared",
+     {{1, 2, 3, 4, 5, 6, 7, 8, 9}, {11, 12, 13, 14, 15, 16, 17, 18, 19}}},
+    {"Stock_System", "Sram_Only",
+     {{21, 22, 23, 24, 25, 26, 27, 28, 29}, {31, 32, 33, 34, 35, 36, 37, 38, 39}}},
+};
+
+// in -> delegate compiled with `flags` -> out.
+Bytes flagged_program(const char* flags) {
+  ProgramBuilder p;
+  int x = p.planned(ScalarType::Char, {16}, 0);
+  int y = p.planned(ScalarType::Char, {16}, 128);
+  p.delegate_call(p.delegate("EthosUBackend", VelaBuilder::standard().bytes(),
+                             {{"output_format", spec("vela")}, {"compile_flags", spec(flags)}}),
+                  {x, y});
+  p.set_inputs({x});
+  p.set_outputs({y});
+  p.set_buffer_sizes({0, 256});
+  return p.finish();
+}
+
+rt::Error register_with_adapters(Rig& rig) {
+  ethosu::NpuPlatform platform = rig.model.platform();
+  platform.timing_adapters = {2, {0x1000, 0x1200}, kTaRegisterOffsets, kTaConfigs, 2};
+  RT_TRY(ethosu::register_backend(platform));
+  rig.model.attach(ethosu::backend_driver_for_tests());
+  return rt::Error::Ok;
+}
+
+// The value last written at `offset` (0xDEADBEEF: never written).
+uint32_t written(const NpuRegisterModel& m, uint32_t offset) {
+  uint32_t value = 0xDEADBEEFu;
+  for (const auto& a : m.log) {
+    if (a.write && a.offset == offset) value = a.value;
+  }
+  return value;
+}
+
+size_t adapter_writes(const NpuRegisterModel& m) {
+  size_t n = 0;
+  for (const auto& a : m.log) n += a.write && a.offset >= 0x1000 && a.offset < 0x1240;
+  return n;
+}
+
+}  // namespace
+
+TEST(backend_programs_the_timing_adapters_for_the_compiled_configuration) {
+  Rig rig;
+  rig.model.on_run = xor_standard;
+  CHECK_OK(register_with_adapters(rig));
+  Bytes bytes = flagged_program(
+      "--accelerator-config=ethos-u55-128 --system-config=Stock_System --memory-mode=Sram_Only");
+  rt::Result<rt::Method> method = rig.load(bytes);
+  CHECK_OK(method);
+  CHECK_EQ(adapter_writes(rig.model), 0u);  // at the job, not at load
+  int8_t input[16] = {};
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  // (The log, not reg(): the model is the NPU alone, and its soft reset clears its array.)
+  for (uint32_t r = 0; r < ethosu::kTimingAdapterRegisters; ++r) {
+    CHECK_EQ(written(rig.model, 0x1000 + kTaRegisterOffsets[r]), kTaConfigs[1].values[0][r]);
+    CHECK_EQ(written(rig.model, 0x1200 + kTaRegisterOffsets[r]), kTaConfigs[1].values[1][r]);
+  }
+  // Written before the job started (the driver's CMD write that runs it comes after).
+  long first_adapter = rig.model.find_write(0x1000);
+  long run = rig.model.find_write(ethosu::reg::CMD, static_cast<size_t>(first_adapter));
+  CHECK(first_adapter >= 0 && run > first_adapter);
+  CHECK_EQ(adapter_writes(rig.model), 2u * ethosu::kTimingAdapterRegisters);
+  CHECK_OK(method.get().execute());  // the setting in force is not written again
+  CHECK_EQ(adapter_writes(rig.model), 2u * ethosu::kTimingAdapterRegisters);
+}
+
+TEST(backend_refuses_a_configuration_the_board_does_not_document) {
+  Rig rig;
+  CHECK_OK(register_with_adapters(rig));
+  // The board documents Board_Shared + Board_Shared, not Board_Shared + Sram_Only.
+  CHECK_ERROR(rig.load(flagged_program("--system-config=Board_Shared --memory-mode=Sram_Only")),
+              NotSupported);
+  CHECK_REASON("compiled for Vela system config Board_Shared, memory mode Sram_Only");
+}
+
+TEST(backend_leaves_the_adapters_alone_without_a_named_configuration) {
+  for (const char* flags : {"--accelerator-config=ethos-u55-128", "--memory-mode=Board_Shared"}) {
+    Rig rig;
+    rig.model.on_run = xor_standard;
+    CHECK_OK(register_with_adapters(rig));
+    Bytes bytes = flagged_program(flags);
+    rt::Result<rt::Method> method = rig.load(bytes);
+    CHECK_OK(method);
+    int8_t input[16] = {};
+    CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+    CHECK_OK(method.get().execute());
+    CHECK_EQ(adapter_writes(rig.model), 0u);
+  }
+}

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "rt/error.h"
+#include "timing_adapters.h"
 
 namespace ethosu {
 
@@ -137,6 +138,9 @@ struct NpuPlatform {
   uint32_t mem_attr[4];   // U85: MEM_ATTR0..3 (bit 2: the EXT port, else the SRAM port)
   uint32_t axi_sram;      // U85: AXI_SRAM (outstanding reads-1 5:0, writes-1 12:8, beats 17:16)
   uint32_t axi_ext;       // U85: AXI_EXT (the same fields)
+  // The board's AXI timing adapters, written with write32 before a delegate's job (count 0:
+  // none; the backend then leaves the ports' speeds as they are).
+  TimingAdapters timing_adapters;
 };
 
 constexpr uint32_t kDefaultTimeoutUs = 5000000;

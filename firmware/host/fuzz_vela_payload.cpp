@@ -1,5 +1,6 @@
 // Fuzzing the Ethos-U delegate's Vela payload parser: nothing in a payload may crash it, and
-// what it accepts must hold what the backend and the driver rely on.
+// what it accepts must hold what the backend and the driver rely on. The timing adapters'
+// lookup of a delegate's compile flags (timing_adapters.cpp) takes the same bytes.
 //
 // Built with libFuzzer when clang is there (-DSDK_LIBFUZZER), otherwise with the plain
 // mutation driver (fuzz_driver.h):
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ethosu/timing_adapters.h"
 #include "../ethosu/vela_payload.h"
 #include "fuzz_driver.h"
 
@@ -46,11 +48,29 @@ void check_view(const ethosu::VelaPayload& v, const uint8_t* data, size_t size) 
   }
 }
 
+// The delegate's compile flags come from the same program: any bytes, read as flags by the
+// timing adapters' lookup, end in a config index within the table or kNoTimingConfig.
+void check_timing_lookup(const uint8_t* data, size_t size) {
+  static const uint32_t kOffsets[ethosu::kTimingAdapterRegisters] = {0,  4,  8,  12, 16,
+                                                                     20, 24, 28, 40};
+  static const ethosu::TimingAdapterConfig kConfigs[] = {
+      {"Ethos_U55_High_End_Embedded", "Shared_Sram", {}}, {"S", "M", {}}};
+  const ethosu::TimingAdapters adapters = {2, {0x1000, 0x1200}, kOffsets, kConfigs, 2};
+  int32_t index = 0;
+  rt::Error err = ethosu::find_timing_config(adapters, data, size, &index);
+  if (index < ethosu::kNoTimingConfig || index >= 2 || (err != rt::Error::Ok && index != -1)) {
+    fprintf(stderr, "fuzz_vela_payload: timing config lookup gave index %ld\n",
+            static_cast<long>(index));
+    abort();
+  }
+}
+
 bool run_one(const uint8_t* data, size_t size) {
   if (size > sizeof(g_buffer)) {
     size = sizeof(g_buffer);
   }
   memcpy(g_buffer, data, size);
+  check_timing_lookup(g_buffer, size);
   ethosu::VelaPayload view;
   if (ethosu::parse_vela_payload(g_buffer, size, &view) != rt::Error::Ok) {
     return false;

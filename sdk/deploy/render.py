@@ -97,7 +97,10 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
     if not data["placement"]["npu"]:
         console.print(CPU_ONLY)
     if data["npu_run"]:
-        console.print(f"NPU: {NpuRun(**data['npu_run']).describe()}")
+        npu_run = NpuRun(**data["npu_run"])
+        console.print(f"NPU: {npu_run.describe()}")
+        if npu_run.describe_ports():
+            console.print(f"NPU ports (the board's timing adapters): {npu_run.describe_ports()}")
 
     accuracy = Table(title="how close (target vs references)", title_justify="left")
     for column in ("output", "host reference", "within tolerance", "quantized model", "fp32 model",

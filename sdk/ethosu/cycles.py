@@ -86,6 +86,23 @@ class MemorySystem:
     def stream_port(self) -> str:
         return self.command_port or self.regions[CONST_REGION].port
 
+    def with_port_timings(self, timings: dict[str, tuple[float, int, int]]) -> MemorySystem:
+        """The same memories at the speed of their AXI port as a board's timing adapter sets
+        it: (bytes per cycle, read latency, write latency) per port ("AXI0", "AXI1")."""
+
+        def timed(m: Memory) -> Memory:
+            if m.port not in timings:
+                return m
+            bandwidth, read_latency, write_latency = timings[m.port]
+            return replace(
+                m,
+                bytes_per_cycle=bandwidth,
+                read_latency=read_latency,
+                write_latency=write_latency,
+            )
+
+        return replace(self, regions={r: timed(m) for r, m in self.regions.items()})
+
     def with_ports(self, ports: dict[int, str], command_port: str) -> MemorySystem:
         """The same memories reached through other AXI ports (a driver's REGIONCFG/QCONFIG):
         ports decide which PMU beat counters a transfer adds to, not its speed."""

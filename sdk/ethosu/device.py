@@ -69,6 +69,7 @@ from sdk.ethosu.cycles import (
     model_stream,
     program_memory_systems,
 )
+from sdk.ethosu.memories import adapter_timing
 from sdk.ethosu.payload import NpuTensor, VelaStream, parse_vela_stream
 from sdk.ethosu.stream.decode import command_stream_bytes
 from sdk.link import protocol as p
@@ -369,9 +370,14 @@ class VirtualNpu:
     _queued: bool = False  # QSIZE written since the last reset or start
     _delegates: list[Delegate] = field(default_factory=list)
     _memory: dict[int, MemorySystem] | None = None  # per delegate index, from its compile spec
-    _timings: dict[tuple[int, int, int], StreamTiming] = field(default_factory=dict)
+    _timings: dict[tuple, StreamTiming] = field(default_factory=dict)
     # Offsets the driver wrote that this NPU does not have (another NPU's layout), in order.
     unknown_writes: list[int] = field(default_factory=list)
+    # The board's timing adapters beside the NPU (offset from its base -> (port, register):
+    # NpuMemories.adapter_registers_at) and what the firmware wrote to them, per port. A port
+    # whose adapter was set runs at that setting; an NPU reset leaves them as they are.
+    adapters: dict[int, tuple[str, str]] = field(default_factory=dict)
+    adapter_values: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if layout_of(self.npu_config) is not self.layout:
@@ -417,6 +423,9 @@ class VirtualNpu:
         self._registers[reg["PMCR"]] = pmcr_reset(self.layout)
 
     def read(self, offset: int) -> int:
+        if offset in self.adapters:
+            port, name = self.adapters[offset]
+            return self.adapter_values.get(port, {}).get(name, 0)
         return self._registers.get(self._alias.get(offset, offset), 0)
 
     @property
@@ -435,7 +444,10 @@ class VirtualNpu:
         return value, self.irq_line
 
     def _write(self, session: LinkSession, offset: int, value: int) -> None:
-        if offset == SHARED["RESET"]:
+        if offset in self.adapters:
+            port, name = self.adapters[offset]
+            self.adapter_values.setdefault(port, {})[name] = value
+        elif offset == SHARED["RESET"]:
             if self._queued:  # the driver gave up waiting for an NPU it never started
                 self.fault = (
                     "the driver set up a command stream (QBASE/QSIZE) but never started the NPU "
@@ -514,7 +526,9 @@ class VirtualNpu:
         """The job's modelled time, with each region on the AXI port REGIONCFG gives it and
         the command stream on QCONFIG's (one model per delegate and port layout)."""
         regioncfg, qconfig = self.read(SHARED["REGIONCFG"]), self.read(SHARED["QCONFIG"])
-        key = (delegate.index, regioncfg, qconfig)
+        values = self.adapter_values
+        adapters = tuple(sorted((a, tuple(sorted(v.items()))) for a, v in values.items()))
+        key = (delegate.index, regioncfg, qconfig, adapters)
         if key not in self._timings:
             if self._memory is None:
                 self._memory = program_memory_systems(self.program) if self.program else {}
@@ -523,6 +537,9 @@ class VirtualNpu:
                 raise SdkError(f"delegate {delegate.index}: no Vela compile flags to time it by")
             ports = {r: _port_of(regioncfg >> (2 * r)) for r in memory.regions}
             memory = memory.with_ports(ports, _port_of(qconfig))
+            memory = memory.with_port_timings(
+                {port.upper(): adapter_timing(v) for port, v in self.adapter_values.items()}
+            )
             cmd_data = delegate.stream.blocks["cmd_data"]
             self._timings[key] = model_stream(cmd_data, memory.npu_config, memory)
         return self._timings[key]

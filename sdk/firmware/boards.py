@@ -19,7 +19,7 @@ import yaml
 from sdk import __version__
 from sdk.environment.paths import BOARDS_DIR
 from sdk.errors import ConfigError, UsageError
-from sdk.ethosu.memories import NpuMemories, parse_npu_memories
+from sdk.ethosu.memories import TA_REGISTERS, TA_SPAN, NpuMemories, parse_npu_memories
 from sdk.utils.files import read_yaml
 
 BOARD_FILE = "board.yaml"
@@ -132,7 +132,58 @@ class Board:
         for name, slot in self.slots.items():
             macros[f"SDK_{name.upper()}_SLOT_ADDR"] = f"0x{slot.base:08x}u"
             macros[f"SDK_{name.upper()}_SLOT_SIZE"] = f"0x{slot.size:08x}u"
+        macros.update(self.timing_adapter_macros())
         return macros
+
+    def timing_adapter_macros(self) -> dict[str, str]:
+        """board_config.h's timing adapters: each port's offset from the NPU's base (the
+        driver's register accesses reach them, and the link's virtual U55 sees them), the
+        registers' offsets, and per Vela system config and memory mode the values
+        (sdk.ethosu.memories.NpuMemories.adapter_modes). A board without adapters: none."""
+        memories = self.npu_memories
+        if memories is None or not memories.timing_adapters:
+            return {}
+        ports = list(memories.timing_adapters)
+        offsets = [memories.timing_adapters[p] - self.npu_base for p in ports]
+        rows = []
+        for (system, mode), values in memories.adapter_modes().items():
+            per_port = ", ".join(
+                "{" + ", ".join(f"{v}u" for v in values[p].values()) + "}" for p in ports
+            )
+            rows.append(f'{{"{system}", "{mode}", {{{per_port}}}}}')
+        return {
+            "SDK_TA_COUNT": f"{len(ports)}u",
+            "SDK_TA_OFFSETS": "{" + ", ".join(f"0x{o:x}u" for o in offsets) + "}",
+            "SDK_TA_REGISTER_COUNT": f"{len(TA_REGISTERS)}u",
+            "SDK_TA_REGISTER_OFFSETS": "{"
+            + ", ".join(f"0x{o:02x}u" for o in TA_REGISTERS.values())
+            + "}",
+            "SDK_TA_MODE_COUNT": f"{len(rows)}u",
+            "SDK_TA_MODES": "{" + ", ".join(rows) + "}",
+        }
+
+
+# The NPU's own register file (the U55's ends with its ID registers below 0x1000): a timing
+# adapter the firmware reaches through the NPU's base lies past it.
+NPU_REGISTER_SPAN = 0x1000
+
+
+def _check_timing_adapters(where: str, npu_base: int, memories: NpuMemories | None) -> None:
+    """The firmware writes the adapters at their offset from the NPU's base (one path for the
+    board's NPU and the link's virtual U55): each must lie past the NPU's registers, apart."""
+    if memories is None:
+        return
+    spans = sorted(memories.timing_adapters.items(), key=lambda item: item[1])
+    for k, (port, base) in enumerate(spans):
+        if base - npu_base < NPU_REGISTER_SPAN:
+            raise ConfigError(
+                f"{where}: npu_memories.timing_adapters.{port} 0x{base:08x} is not past the "
+                f"NPU's registers (npu.base 0x{npu_base:08x} + 0x{NPU_REGISTER_SPAN:x})"
+            )
+        if k and base - spans[k - 1][1] < TA_SPAN:
+            raise ConfigError(
+                f"{where}: npu_memories.timing_adapters.{port} overlaps {spans[k - 1][0]}'s"
+            )
 
 
 def check_exit_method(method: Any, where: str | None = None) -> str:
@@ -267,6 +318,9 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     if default_config not in configs:
         raise ConfigError(f"{where}: npu.default_config {default_config} is not in npu.configs")
     clock = cpu.get("clock_hz")
+    npu_base = _int(f"{where}: npu.base", npu.get("base"))
+    memories = parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories"))
+    _check_timing_adapters(where, npu_base, memories)
     targets = data.get("targets") or {}
     if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
         raise ConfigError(f"{where}: targets must be a table of tables")
@@ -290,13 +344,13 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
         console_baud_divider=_int(f"{where}: console.baud_divider", console.get("baud_divider")),
         console_rx_irq=_int(f"{where}: console.rx_irq", console.get("rx_irq")),
         npu_kind=kind,
-        npu_base=_int(f"{where}: npu.base", npu.get("base")),
+        npu_base=npu_base,
         npu_irq=_int(f"{where}: npu.irq", npu.get("irq")),
         npu_default_config=default_config,
         npu_configs=configs,
         targets={str(k): dict(v) for k, v in targets.items()},
         flash=tuple(dict(m) for m in data.get("flash") or ()),
-        npu_memories=parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories")),
+        npu_memories=memories,
         cpu_clock_hz=None if clock is None else _int(f"{where}: cpu.clock_hz", clock),
         no_targets={str(k): str(v) for k, v in (data.get("no_targets") or {}).items()},
         cpu_core=str(cpu.get("core", "cortex-m55")),

@@ -113,6 +113,9 @@ class NpuRun:
     jobs: int | None
     npu: str = "Ethos-U55"  # the NPU the driver drove (its layout): Ethos-U55 or Ethos-U85
     npu_config: str | None = None  # the virtual NPU's configuration (None: the target's NPU)
+    # The ports' speeds the firmware set in the board's timing adapters, which the virtual NPU
+    # timed the jobs at: port -> bytes_per_cycle, read_latency, write_latency (None: not set).
+    port_timings: dict[str, dict[str, float]] | None = None
 
     def to_json(self) -> dict:
         return {
@@ -123,6 +126,7 @@ class NpuRun:
             "jobs": self.jobs,
             "npu": self.npu,
             "npu_config": self.npu_config,
+            "port_timings": self.port_timings,
         }
 
     def describe(self) -> str:
@@ -134,6 +138,17 @@ class NpuRun:
                 f"{self.interrupts} interrupt(s)"
             )
         return f"{self.npu} driver (firmware) on the target's NPU"
+
+    def describe_ports(self) -> str | None:
+        """The timing adapters' setting the jobs ran at, e.g. "axi0 8 B/cycle (latency
+        32/32), axi1 1 B/cycle (64/0)"; None when the firmware set none."""
+        if not self.port_timings:
+            return None
+        return ", ".join(
+            f"{port} {t['bytes_per_cycle']:g} B/cycle (latency {t['read_latency']:g}/"
+            f"{t['write_latency']:g})"
+            for port, t in sorted(self.port_timings.items())
+        )
 
 
 @dataclass

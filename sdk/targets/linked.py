@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sdk.errors import TargetError
+from sdk.errors import SdkError, TargetError
 from sdk.ethosu.device import U55, U85, NpuJob, VirtualNpu, VirtualU55, VirtualU85, layout_of
+from sdk.ethosu.memories import adapter_timing
+from sdk.firmware.boards import load_board
 from sdk.link.protocol import Info, Stats
 from sdk.link.record import DelegateCycles, FirmwareRecord, ModelledNpu, check_record
 from sdk.link.session import LinkSession
@@ -79,6 +81,7 @@ def run_linked(
             program,
             tosa_dir,
             npu_executor=_virtual_npu_executor(npu_executor),
+            adapters=board_adapters(session.info.board),
         )
         session.npu_device = model
     mark, loads = len(model.job_log), session.loads
@@ -133,6 +136,18 @@ def modelled_npu(model: VirtualNpu, mark: int, iterations: int, stats: Stats) ->
     return ModelledNpu(delegates, stats.npu_cycles, stats.runs, since_load)
 
 
+def board_adapters(board: str) -> dict[int, tuple[str, str]]:
+    """The timing adapters of the firmware's board (its INFO names it) as its driver reaches
+    them, for the virtual NPU to take their writes; none for a board the SDK does not know
+    (the host build's) or one without adapters."""
+    try:
+        described = load_board(board)
+    except SdkError:
+        return {}
+    memories = described.npu_memories
+    return memories.adapter_registers_at(described.npu_base) if memories is not None else {}
+
+
 def virtual_npu_of(session: LinkSession) -> VirtualNpu | None:
     """The virtual NPU answering `session`'s register exchanges, if it has one."""
     device = session.npu_device
@@ -161,10 +176,21 @@ def npu_run_of(session: LinkSession, program: LoadedProgram) -> NpuRun | None:
             model.jobs,
             npu=model.layout.product,
             npu_config=model.npu_config,
+            port_timings=port_timings(model) or None,
         )
     info = session.info
     npu = layout_of(info.npu_config).product if info is not None else U55.product
     return NpuRun(None, "firmware", None, None, None, npu=npu)
+
+
+def port_timings(model: VirtualNpu) -> dict[str, dict[str, float]]:
+    """The port speeds the firmware set in the board's timing adapters (what the virtual NPU
+    timed the jobs at), per port."""
+    keys = ("bytes_per_cycle", "read_latency", "write_latency")
+    return {
+        port: dict(zip(keys, adapter_timing(values), strict=True))
+        for port, values in sorted(model.adapter_values.items())
+    }
 
 
 def _virtual_npu_executor(choice: str | None) -> str:

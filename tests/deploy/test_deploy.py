@@ -188,6 +188,24 @@ def board_ms(board, instructions: int, cycles: int) -> float:
     return 1e3 * (instructions / board.cpu_clock_hz + cycles / board.npu_clock_hz)
 
 
+def test_the_firmware_sets_the_boards_timing_adapters_for_the_program(first_run):
+    """The program is compiled for ExecuTorch's default (Ethos_U55_High_End_Embedded +
+    Shared_Sram, board.yaml's Shared_Sram `stock`): the firmware set the board's timing adapters
+    to Shared_Sram's port timings before the jobs, and the virtual U55 timed them at those."""
+    ports = load_board("corstone300").npu_memories.ports
+    timings = first_run.report["npu_run"]["port_timings"]
+    assert timings == {
+        port: {
+            "bytes_per_cycle": ports[port].bytes_per_cycle,
+            "read_latency": ports[port].read_latency,
+            "write_latency": ports[port].write_latency,
+        }
+        for port in ("axi0", "axi1")
+    }
+    assert "axi1 1 B/cycle (latency 64/0)" in first_run.terminal
+    assert all(not npu.unknown_writes for npu in first_run.npus)
+
+
 def test_the_report_says_where_the_time_goes_per_operator(first):
     """The firmware's per-instruction profile: every instruction of the program once, each CPU
     operator with its calls, the delegates apart, and a Chrome trace of the same events."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sdk.errors import ConfigError
-from sdk.ethosu.memories import parse_npu_memories
+from sdk.ethosu.memories import adapter_timing, parse_npu_memories
 from sdk.export.vela_summary import read_vela_summary
 from sdk.firmware.boards import load_board
 from sdk.utils.files import read_yaml
@@ -39,7 +40,10 @@ def test_board_memories_load():
     "edit, message",
     [
         (lambda d: d["ports"]["axi1"].pop("source"), "ports.axi1.source: every figure needs"),
-        (lambda d: d["ports"]["axi0"].update(bytes_per_cycle=16), "exceeds the U55 port's 8"),
+        (
+            lambda d: d["ports"]["axi0"].update(bytes_per_cycle=16, adapter=None),
+            "exceeds the U55 port's 8",
+        ),
         (lambda d: d["ports"]["axi1"].update(read_latency=-1), "axi1.read_latency: expected"),
         (lambda d: d["ports"]["axi0"].update(burst_length=0), "burst_length: must be greater"),
         (lambda d: d["ports"].pop("axi1"), "ports: expected exactly axi0, axi1"),
@@ -164,3 +168,96 @@ def test_vela_prices_memory_at_the_boards_bandwidth(export_case, tmp_path):
     assert cycles["Shared_Sram"] == pytest.approx(expected, rel=0.05)
     assert cycles["Shared_Sram"] == stock["total_cycles"]
     assert cycles["Shared_Sram"] > cycles["Sram_Only"] > 0
+
+
+def test_timing_adapters_carry_each_modes_documented_timing():
+    """The firmware's adapter settings per Vela configuration: each mode's ports as board.yaml
+    gives them (Sram_Only: TA1 takes TA0's), ExecuTorch's stock configuration as the mode it
+    names; the registers give back the port's bandwidth."""
+    memories = load_board("corstone300").npu_memories
+    table = memories.adapter_modes()
+    shared = table[("Ethos_U55_Corstone300_Shared_Sram",) * 2]
+    assert table[("Ethos_U55_High_End_Embedded", "Shared_Sram")] == shared
+    assert shared["axi1"]["BWCAP"] == 50 and shared["axi1"]["PULSE_ON"] == 320  # MLEK's TA1
+    sram_only = table[("Ethos_U55_Corstone300_Sram_Only",) * 2]
+    assert sram_only["axi1"] == sram_only["axi0"] == shared["axi0"]
+    for port in ("axi0", "axi1"):
+        timing = adapter_timing(shared[port])
+        assert timing == (
+            memories.ports[port].bytes_per_cycle,
+            memories.ports[port].read_latency,
+            memories.ports[port].write_latency,
+        )
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["ports"]["axi0"].update(bytes_per_cycle=8), "registers or bytes_per_cycle"),
+        (lambda d: d["ports"]["axi0"]["adapter"].update(bwcap=8000), "exceeds the U55 port's 8"),
+        (lambda d: d["ports"]["axi0"]["adapter"].update(maxr=64), "maxr: expected an integer"),
+        (lambda d: d["ports"]["axi1"]["adapter"].pop("mode"), "expected exactly maxr"),
+        (lambda d: d["timing_adapters"].pop("axi1"), "a base address per port"),
+        (lambda d: d["timing_adapters"].pop("source"), "timing_adapters.source"),
+        (lambda d: d["ports"]["axi1"].pop("adapter"), "ports.axi1 gives no adapter"),
+        (lambda d: d["modes"]["Shared_Sram"].update(stock="x"), "stock: expected system_config"),
+    ],
+)
+def test_bad_timing_adapter_entry_fails_clearly(edit, message):
+    data = _raw()
+    edit(data)
+    if "gives no adapter" in message:
+        data["ports"]["axi1"]["bytes_per_cycle"] = 1
+    with pytest.raises(ConfigError, match=message):
+        parse_npu_memories("board.yaml: npu_memories", "corstone300", data)
+
+
+def test_adapters_must_lie_past_the_npus_registers(tmp_path):
+    """The firmware reaches an adapter through the NPU's base: one inside the NPU's register
+    file (or two overlapping) is refused when the board loads."""
+    from sdk.firmware.boards import _check_timing_adapters
+
+    memories = load_board("corstone300").npu_memories
+    moved = replace(memories, timing_adapters={"axi0": 0x58102800, "axi1": 0x58103200})
+    with pytest.raises(ConfigError, match="axi0 0x58102800 is not past the NPU's registers"):
+        _check_timing_adapters("board.yaml", 0x58102000, moved)
+    close = replace(memories, timing_adapters={"axi0": 0x58103000, "axi1": 0x58103010})
+    with pytest.raises(ConfigError, match="overlaps"):
+        _check_timing_adapters("board.yaml", 0x58102000, close)
+
+
+@pytest.mark.slow
+def test_the_virtual_u55_runs_at_the_adapters_setting(export_case):
+    """The virtual U55 times a job at the port speeds the firmware set in the board's timing
+    adapters, not at the compile spec's: the weight-bound layer compiled for Shared_Sram
+    (ExecuTorch's default) takes its compile spec's time with the adapters at Shared_Sram's
+    setting or never written, and far less at Sram_Only's (AXI1 at TA0's 8 bytes/cycle)."""
+    from sdk.ethosu.device import SHARED, VirtualU55
+    from sdk.program.pte import load_program
+
+    board = load_board("corstone300")
+    memories = board.npu_memories
+    program = load_program(export_case(str(WEIGHT_BOUND), "int8", True, None).result.program_path)
+    at = memories.adapter_registers_at(board.npu_base)
+    offset_of = {where: offset for offset, where in at.items()}
+    assert offset_of[("axi1", "BWCAP")] == 0x58103200 - 0x58102000 + 0x1C
+
+    def cycles(mode: str | None) -> int:
+        npu = VirtualU55("ethos-u55-128", program, adapters=at)
+        if mode is not None:
+            for port, values in memories.adapter_modes()[
+                (memories.section_name(mode),) * 2
+            ].items():
+                for name, value in values.items():
+                    npu._write(None, offset_of[(port, name)], value)
+            npu._write(None, SHARED["RESET"], 1)  # an NPU reset leaves the adapters alone
+            assert npu.read(offset_of[("axi1", "BWCAP")]) == values["BWCAP"]
+        npu._write(None, SHARED["REGIONCFG"], 0x5553)  # the driver's: weights on AXI1
+        npu._write(None, SHARED["QCONFIG"], 2)
+        assert not npu.unknown_writes
+        return npu.timing(npu._delegates[0]).cycles
+
+    unset, shared, sram_only = cycles(None), cycles("Shared_Sram"), cycles("Sram_Only")
+    assert shared == unset
+    # 136 KiB of weights at 8 bytes/cycle instead of 1: the job takes under half the time
+    assert sram_only * 2 < shared
