@@ -122,6 +122,16 @@ Error init(const rt::BackendInitContext& ctx) {
            "stream and weights in place)");
   RT_TRY(parse_vela_payload(ctx.payload, ctx.payload_size, &state->payload));
   state->delegate_index = static_cast<uint32_t>(ctx.delegate_index);
+  // The command stream and the weights are the program's constants: written back once here,
+  // not before every job (the CPU never writes them again).
+  const VelaPayload& v = state->payload;
+  if (g_platform.clean_dcache != nullptr) {
+    g_platform.clean_dcache(g_platform.ctx, v.command_stream, v.command_stream_size);
+    if (v.weights_size > 0) {
+      g_platform.clean_dcache(g_platform.ctx, v.weights, v.weights_size);
+    }
+  }
+  state->constants_clean = true;
   return g_driver.check_config(state->payload.npu_config, state->payload.npu_id);
 }
 
@@ -177,6 +187,8 @@ Error execute(void* raw_state, rt::KernelContext& ctx, rt::Value* const* args, s
   job.regions[2] = ctx.scratch;  // fast scratch: no dedicated SRAM cache here
   job.region_sizes[2] = v.scratch_size;
   job.num_regions = 3;
+  job.constant_regions = 1u << 0;
+  job.constants_clean = state->constants_clean;
   RT_TRY(g_driver.invoke(job));
   for (uint32_t i = 0; i < v.outputs.count; ++i) {
     IoRecord r = io_record(v.outputs, i);

@@ -33,6 +33,7 @@ struct BackendState {
   uint32_t executions;
   uint32_t delegate_index;
   int32_t timing_config;  // its platform.timing_adapters config, or kNoTimingConfig
+  bool constants_clean;   // its command stream and weights written back at init
 };
 
 // Keep `platform` (copied), set up the driver over it and add the backend to the runtime's

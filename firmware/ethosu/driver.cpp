@@ -31,6 +31,21 @@ const NpuLayout kLayouts[] = {
 
 unsigned long lo32(uint64_t v) { return static_cast<unsigned long>(v & 0xFFFFFFFFu); }
 
+// Region r is memory whose cache lines a job maintains: present, and not the same buffer as an
+// earlier region (Vela's fast scratch is the arena itself here).
+bool needs_maintenance(const Job& job, size_t r) {
+  if (job.regions[r] == nullptr || job.region_sizes[r] == 0) {
+    return false;
+  }
+  for (size_t earlier = 0; earlier < r; ++earlier) {
+    if (job.regions[earlier] == job.regions[r] &&
+        job.region_sizes[earlier] >= job.region_sizes[r]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 const NpuLayout& layout_of(NpuKind kind) {
@@ -212,11 +227,15 @@ Error Driver::invoke(const Job& job) {
   RT_TRY(probe(&id, &config));
   RT_TRY(soft_reset());
   set_up_axi();
-  // The NPU reads memory behind the CPU's cache: write back what it will read.
+  // The NPU reads memory behind the CPU's cache: write back what it will read (once per
+  // buffer: regions 1 and 2 are often one scratch; constants once per program, at its load).
   if (p_.clean_dcache != nullptr) {
-    p_.clean_dcache(p_.ctx, job.command_stream, job.command_stream_size);
+    if (!job.constants_clean) {
+      p_.clean_dcache(p_.ctx, job.command_stream, job.command_stream_size);
+    }
     for (size_t r = 0; r < job.num_regions; ++r) {
-      if (job.regions[r] != nullptr && job.region_sizes[r] > 0) {
+      bool constant = (job.constant_regions >> r) & 1u;
+      if (needs_maintenance(job, r) && !(constant && job.constants_clean)) {
         p_.clean_dcache(p_.ctx, job.regions[r], job.region_sizes[r]);
       }
     }
@@ -251,10 +270,11 @@ Error Driver::invoke(const Job& job) {
   RT_TRY(check_faults(irq_status_));
   cycles_ = (static_cast<uint64_t>(read(pmu + reg::PMU_PMCCNTR_HI) & 0xFFFF) << 32) |
             read(pmu + reg::PMU_PMCCNTR_LO);
-  // What the NPU wrote is in memory, not in the cache: drop the stale lines.
+  // What the NPU wrote is in memory, not in the cache: drop the stale lines (of the regions
+  // it may write: never a constant one).
   if (p_.invalidate_dcache != nullptr) {
     for (size_t r = 0; r < job.num_regions; ++r) {
-      if (job.regions[r] != nullptr && job.region_sizes[r] > 0) {
+      if (needs_maintenance(job, r) && !((job.constant_regions >> r) & 1u)) {
         p_.invalidate_dcache(p_.ctx, job.regions[r], job.region_sizes[r]);
       }
     }

@@ -171,6 +171,12 @@ struct Job {
   void* regions[kMaxRegions];
   size_t region_sizes[kMaxRegions];
   size_t num_regions;
+  // Bit r: region r is constant (the weights: the NPU only reads it, the CPU never writes it
+  // once the program is loaded), so no job invalidates it. With `constants_clean` (the
+  // backend wrote the command stream and the constant regions back when it loaded the
+  // program), no job cleans them either: a board's driver does that work once, not per job.
+  uint32_t constant_regions;
+  bool constants_clean;
 };
 
 class Driver {

@@ -33,6 +33,10 @@ from sdk.targets.emulator import AnnouncedLinkProcess, Preload, explain_exit, pr
 from sdk.targets.resources import EmulatorBinary
 
 TIMING_SOURCE = "FVP CPU ticks (approximate: the FVP is not cycle-accurate)"
+STAND_IN_TIMING = (
+    "not the board's time: the firmware counts at {hz} Hz, not the board's SysTick "
+    "({board_hz} Hz): a stand-in for the FVP (the host build's link server) ran it"
+)
 FVP_ENV = "SDK_FVP"
 # From start to the UART's port announcement (an FVP may check its licence first).
 START_TIMEOUT_S = 60.0
@@ -141,9 +145,15 @@ class FvpDriver:
         virtual_npu: bool = False,
         npu_cycles: int | None = None,
     ) -> Timing:
-        # The FVP's CPU timing is not meaningful (its NPU timing is cycle-approximate).
+        # The FVP's CPU timing is not meaningful (its NPU timing is cycle-approximate). A
+        # firmware counting at another rate than the board's SysTick is not the board's image
+        # running on an FVP (a stand-in serving the link from the host build: nanoseconds of
+        # the host), and the report says so instead of calling them the FVP's ticks.
+        source = TIMING_SOURCE
+        if reported_hz != self.board.tick_hz:
+            source = STAND_IN_TIMING.format(hz=reported_hz, board_hz=self.board.tick_hz)
         return Timing(
-            TIMING_SOURCE, init_ticks, run_ticks, reported_hz, virtual_npu=virtual_npu,
+            source, init_ticks, run_ticks, reported_hz, virtual_npu=virtual_npu,
             npu_cycles=npu_cycles,
         )  # fmt: skip
 

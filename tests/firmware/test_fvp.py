@@ -123,13 +123,28 @@ def test_the_fvp_target_runs_over_the_link_behind_the_stand_in(fvp_standin, prog
             want = oracle(pte, inputs)
         for got, expected in zip(report.outputs, want, strict=True):
             np.testing.assert_array_equal(got, expected)
-        assert report.timing.source.startswith("FVP CPU ticks")
+        # The stand-in's host build counts host nanoseconds: the report does not call them
+        # the FVP's ticks (an FVP runs the board's image, which counts at its SysTick).
+        assert report.timing.source.startswith("not the board's time")
+        assert "1000000000 Hz" in report.timing.source and "stand-in" in report.timing.source
         command = (tmp_path / name / "command.txt").read_text()
         assert "telnetterminal0.mode=raw" in command and "--data" not in command
         assert (
             "Listening for serial connection on port"
             in (tmp_path / name / "emulator.stderr.log").read_text()
         )
+
+
+def test_ticks_at_the_boards_systick_are_the_fvps():
+    """The board's image on an FVP counts at board.yaml's tick_hz: those are FVP CPU ticks;
+    any other rate is not the board's time and is named so."""
+    from sdk.targets.fvp import TIMING_SOURCE
+
+    board = load_board("corstone300")
+    target = fvp_driver(board, "ethos-u55-128")
+    assert target.timing(1, 2, board.tick_hz).source == TIMING_SOURCE
+    other = target.timing(1, 2, 1_000_000_000).source
+    assert other != TIMING_SOURCE and "not the board's time" in other
 
 
 def test_an_fvp_that_refuses_its_command_line_is_a_clear_error(fvp_standin, monkeypatch, tmp_path):
