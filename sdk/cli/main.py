@@ -13,7 +13,7 @@ from sdk import __version__
 # Subcommand modules, each with `add_parser(subparsers)` and `run(args) -> int`.
 COMMANDS = (
     "export", "inspect", "run", "cut", "kernels", "build", "flash", "boards", "doctor",
-    "deploy", "tune", "cache", "numerics",
+    "deploy", "tune", "cache", "numerics", "estimate",
 )  # fmt: skip
 
 

@@ -208,3 +208,18 @@ def test_the_cycle_model_refuses_a_u85_stream(u85_program):
     system = memory_system_from_flags(flags)
     with pytest.raises(CycleModelError, match="Ethos-U85 command stream"):
         model_stream(stream.blocks["cmd_data"], "ethos-u55-128", system)
+
+
+def test_sdk_estimate_says_a_u85_program_is_not_modelled(u85_program, capsys):
+    """`sdk estimate` on a U85 program: no figure made up, the reason and Vela's own total."""
+    import json
+
+    from sdk.cli.main import main
+
+    program = u85_program("conv", NpuConfig.U85_128)
+    assert main(["estimate", str(program), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["npu_cycles_modelled"] is None and data["delegates"] == []
+    (untimed,) = data["untimed"]
+    assert "not modelled for the Ethos-U85" in untimed["why"]
+    assert "Vela's estimate" in untimed["why"]
