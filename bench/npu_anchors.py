@@ -1,14 +1,19 @@
 """Published Ethos-U PMU counts against the SDK's cycle model and Vela's own estimate.
 
-    PYTHONPATH=. python bench/npu_anchors.py [--mobilenet-v2 PATH] [--shape-only] [--top 3]
+    PYTHONPATH=. python bench/npu_anchors.py [--data DIR] [--shape-only] [--top 3]
 
 Each anchor is a count Arm published from a PMU (FVP or FPGA) with the network and the Vela
-configuration it was compiled with. Where the exact network bytes are known (checked by sha256)
-the bench compiles them with the installed Vela (5.1.0) for that configuration and prints
-model / measured and Vela / measured. The measured streams were compiled by older Vela releases
-(said per anchor), so a ratio compares the same network and configuration, not the same stream.
-Anchors without published bytes are listed with their figures; `--shape-only` times networks
-with their layer shapes and random weights (bench/models/anchor_shapes.py), labelled as such.
+configuration it was compiled with. The repository holds none of the networks: DIR (default
+$SDK_ANCHOR_DATA, else ../shared/anchors beside the repository when it exists) holds those a user
+has, under their published names (the .tflite, or the C array source `<name>.cpp` Arm
+publishes); docs/npu-timing.md says where each is published. Where a network's bytes are given
+(checked by size and sha256) the bench compiles them with the installed Vela (5.1.0) for that
+configuration and prints model / measured and Vela / measured. The measured streams were
+compiled by older Vela releases (said per anchor), so a ratio compares the same network and
+configuration, not the same stream. A network whose bytes are not given is listed as such, with
+where to get them; anchors without published bytes are listed with their figures;
+`--shape-only` times networks with their layer shapes and random weights
+(bench/models/anchor_shapes.py), labelled as such.
 The U85 has no cycle model (sdk.ethosu.cycles refuses its streams): its row says so.
 """
 
@@ -16,13 +21,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "bench" / "data"
+DATA_ENV = "SDK_ANCHOR_DATA"  # the directory of the published networks a user has
+SHARED_DATA = REPO.parent / "shared" / "anchors"  # the default when it exists
 SHAPES = REPO / "bench" / "models" / "anchor_shapes.py"
 MLEK = "ARM-software/ml-embedded-evaluation-kit (mirror alifsemi/alif_ml-embedded-evaluation-kit)"
 # The eval kit's default Vela run for the U55 (set_up_default_resources.py). Its ini
@@ -49,8 +56,8 @@ class Anchor:
     vela_flags: tuple[str, ...] = ()
     sha256: str | None = None  # the network's bytes, when published
     size: int | None = None
-    vendored: str | None = None  # bench/data file name
-    option: str | None = None  # the bench flag that gives the bytes
+    file_name: str | None = None  # its published name: DIR/<file_name> or DIR/<file_name>.cpp
+    bytes_from: str = ""  # where the bytes are published
     published_vela: int | None = None  # a Vela estimate printed in the same log
     beats: tuple[tuple[str, int], ...] = ()  # the PMU's AXI beat counts published with it
     modelled: bool = True
@@ -75,7 +82,11 @@ ANCHORS = [
         tuple(MLEK_FLAGS + MLEK_ARENA),
         sha256="c1feed3af5dac44de7477fb4161670ba18a3fc06039e4a14da41b1c4dd454cb4",
         size=181_968,
-        vendored="kws_micronet_m.tflite",
+        file_name="kws_micronet_m.tflite",
+        bytes_from="ARM-software/ML-zoo 9f506fe52b39df545f0e6c5ff9223f671bc5ae00 models/"
+        "keyword_spotting/micronet_medium/tflite_int8/kws_micronet_m.tflite (Git LFS), or its C "
+        "array: ARM-software/ML-examples 56b9fee cmsis-pack-examples/kws/src/"
+        "kws_micronet_m.tflite.cpp",
         beats=(("AXI0_RD", 132_130), ("AXI0_WR", 48_252), ("AXI1_RD", 17_544)),
     ),
     Anchor(
@@ -93,7 +104,9 @@ ANCHORS = [
         "line 384; the file does not say)",
         sha256="4588354334d8d57b9d678a0c1cb10e3f90701b78f1c0f3331d00744992dff037",
         size=157_040,
-        vendored="kws_micronet_m_vela_H128.tflite",
+        file_name="kws_micronet_m_vela_H128.tflite",
+        bytes_from="its C array: ARM-software/ML-examples 56b9fee cmsis-pack-examples/kws/src/"
+        "kws_micronet_m_vela_H128.tflite.cpp (the eval kit builds the .tflite, it publishes none)",
         beats=(("AXI0_RD", 132_130), ("AXI0_WR", 48_252), ("AXI1_RD", 17_544)),
     ),
     Anchor(
@@ -113,7 +126,10 @@ ANCHORS = [
         tuple(MLEK_FLAGS + MLEK_ARENA),
         sha256="e94bcdb011784bead70ab0c0e9d2dae1a9ea5f103b43e1e6fac3019302cf71ab",
         size=510_280,
-        vendored="yolo-fastest_192_face_v4.tflite",
+        file_name="yolo-fastest_192_face_v4.tflite",
+        bytes_from="emza-vs/ModelZoo v1.0 object_detection/yolo-fastest_192_face_v4.tflite (Git "
+        "LFS), or its C array: ARM-software/ML-examples 56b9fee cmsis-pack-examples/"
+        "object-detection/src/yolo-fastest_192_face_v4.tflite.cpp",
         beats=(("AXI0_RD", 678_955), ("AXI0_WR", 467_545), ("AXI1_RD", 46_895)),
     ),
     Anchor(
@@ -135,7 +151,9 @@ ANCHORS = [
         sha256="bd8d56b80557a5fca7acf14f61e5339285c02810f7d7afa714b9763fc4b86e95",
         size=4_020_936,
         beats=(("AXI0_RD", 2_468_259), ("AXI0_WR", 1_151_319), ("AXI1_RD", 432_351)),
-        option="--mobilenet-v2",
+        file_name="mobilenet_v2_1.0_224_INT8.tflite",
+        bytes_from="ARM-software/ML-zoo e0aa361 models/image_classification/"
+        "mobilenet_v2_1.0_224/tflite_int8/mobilenet_v2_1.0_224_INT8.tflite (Git LFS)",
         shape_only="MobileNetV2At224",
     ),
     Anchor(
@@ -184,12 +202,30 @@ def bytes_from_c_array(text: str) -> bytes:
     return bytes(int(h, 16) for h in re.findall(r"0x([0-9a-fA-F]{2})", best))
 
 
-def network_bytes(anchor: Anchor, given: Path | None) -> tuple[bytes | None, str]:
-    """The anchor's bytes (vendored, or the file the user gave: a .tflite or a C array
-    source), checked against the published sha256; None and why when not at hand."""
-    path = given or (DATA / anchor.vendored if anchor.vendored else None)
+def default_data_dir() -> Path | None:
+    """Where the published networks are when `--data` does not say: $SDK_ANCHOR_DATA, else
+    ../shared/anchors beside the repository if it exists."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    return SHARED_DATA if SHARED_DATA.is_dir() else None
+
+
+def find_network(anchor: Anchor, data_dir: Path | None) -> Path | None:
+    """The anchor's file in `data_dir` under its published name: the .tflite, else its C array
+    source `<name>.cpp`; None when neither is there."""
+    if data_dir is None or anchor.file_name is None:
+        return None
+    for name in (anchor.file_name, f"{anchor.file_name}.cpp"):
+        if (data_dir / name).is_file():
+            return data_dir / name
+    return None
+
+
+def network_bytes(anchor: Anchor, path: Path | None) -> tuple[bytes | None, str]:
+    """The anchor's bytes from `path` (a .tflite, or a C array source), checked against the
+    published size and sha256; None and why when not given or not the published file."""
     if path is None:
-        return None, f"bytes not here: give {anchor.option} PATH" if anchor.option else ""
+        return None, f"bytes not given: {anchor.file_name} (where to get it: below)"
     raw = path.read_bytes()
     data = raw if path.suffix == ".tflite" else bytes_from_c_array(raw.decode("utf-8", "replace"))
     digest = hashlib.sha256(data).hexdigest()
@@ -284,30 +320,35 @@ def _delegates(result) -> list:
     return [i for i in read_delegates(load_program(result.program_path)) if i.vela is not None]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--mobilenet-v2", type=Path, metavar="PATH",
-        help="ML-zoo's mobilenet_v2_1.0_224_INT8.tflite, or a C array source of it",
+        "--data", type=Path, metavar="DIR", default=None,
+        help=f"the published networks under their names (default ${DATA_ENV}, else "
+        f"{SHARED_DATA} if it exists; docs/npu-timing.md says where to get them)",
     )  # fmt: skip
     parser.add_argument(
         "--shape-only", action="store_true",
         help="also time shape-alike networks (random weights) for anchors without bytes",
     )  # fmt: skip
     parser.add_argument("--top", type=int, default=3, help="operations shown per network")
-    args = parser.parse_args()
-    given = {"--mobilenet-v2": args.mobilenet_v2}
+    args = parser.parse_args(argv)
+    data_dir = args.data or default_data_dir()
+    if data_dir is not None and not data_dir.is_dir():
+        parser.error(f"{data_dir}: no such directory (the published networks' place)")
     rows: list[Row] = []
+    absent: list[Anchor] = []
     with tempfile.TemporaryDirectory(prefix="npu-anchors-") as tmp:
         workdir = Path(tmp)
         for anchor in ANCHORS:
             row = Row(anchor, note=anchor.why_untied)
             if anchor.sha256:
-                data, where = network_bytes(anchor, given.get(anchor.option or ""))
+                data, where = network_bytes(anchor, find_network(anchor, data_dir))
                 if data is not None:
                     row = run_tied(anchor, data, workdir, args.top)
                 else:
                     row.note = where
+                    absent.append(anchor)
             if row.model is None and anchor.published_vela:
                 row.vela = anchor.published_vela
                 row.note = f"Vela: the estimate printed with the measurement; {row.note}"
@@ -323,6 +364,14 @@ def main() -> None:
     if beat_lines:
         print("\nAXI data beats (8 bytes), measured vs modelled (ratio):")
         print("\n".join(beat_lines))
+    if absent:
+        place = data_dir or f"a directory given by --data DIR or ${DATA_ENV}"
+        print(f"\nBytes not given (or not the published file): put these in {place} under these "
+              "names (the .tflite, or its C array source <name>.cpp); the bench checks size and "
+              "sha256:")  # fmt: skip
+        for anchor in absent:
+            print(f"- {anchor.file_name}: {anchor.size:,} bytes, sha256 {anchor.sha256}; "
+                  f"from {anchor.bytes_from}")  # fmt: skip
     print()
     for anchor in ANCHORS:
         print(f"- {anchor.name}: {anchor.measured_what}, {anchor.platform}; {anchor.npu}, "

@@ -16,9 +16,10 @@ from sdk.cli.main import main
 from sdk.ethosu.cycles import memory_system, model_stream
 from sdk.ethosu.vela_estimate import VELA
 from tests.cli.test_bad_input import assert_one_error_line
+from tests.support.tflite_model import conv_chain_int8
 
-REPO = Path(__file__).resolve().parents[2]
-KWS = REPO / "bench" / "data" / "kws_micronet_m.tflite"  # 178 KiB, bench/data/README.md
+# int8 1x16x16x16 -> two 3x3 CONV_2Ds (32 channels), seeded weights: 16 KiB, built here
+NETWORK = conv_chain_int8()
 STOCK = [
     "--accelerator-config=ethos-u55-128", "--config=Arm/vela.ini",
     "--system-config=Ethos_U55_High_End_Embedded", "--memory-mode=Shared_Sram",
@@ -29,6 +30,13 @@ def estimate(capsys, *argv) -> tuple[int, dict | str, str]:
     code = main(["estimate", *(str(a) for a in argv)])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if "--json" in argv and code == 0 else out), err
+
+
+@pytest.fixture
+def network(tmp_path) -> Path:
+    path = tmp_path / "conv_chain_int8.tflite"
+    path.write_bytes(NETWORK)
+    return path
 
 
 def vela(network: Path, outdir: Path, *flags: str) -> dict[str, str]:
@@ -43,11 +51,11 @@ def vela(network: Path, outdir: Path, *flags: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_a_tflite_is_timed_as_vela_compiled_it(tmp_path, capsys) -> None:
-    code, data, _ = estimate(capsys, KWS, "--json")
+def test_a_tflite_is_timed_as_vela_compiled_it(network, tmp_path, capsys) -> None:
+    code, data, _ = estimate(capsys, network, "--json")
     assert code == 0
-    summary = vela(KWS, tmp_path / "raw", "--output-format=raw")
-    with np.load(tmp_path / "raw" / "kws_micronet_m_vela.npz") as arrays:
+    summary = vela(network, tmp_path / "raw", "--output-format=raw")
+    with np.load(tmp_path / "raw" / "conv_chain_int8_vela.npz") as arrays:
         cmd_data = arrays["cmd_data"].item()
     timing = model_stream(cmd_data, "ethos-u55-128", memory_system())
     assert data["npu_cycles_modelled"] == timing.cycles
@@ -64,8 +72,8 @@ def test_a_tflite_is_timed_as_vela_compiled_it(tmp_path, capsys) -> None:
     assert data["latency_ms"] == pytest.approx(1e3 * timing.cycles / data["npu_clock_hz"], 1e-3)
 
     # the same network as Vela's own .tflite output: its ethos-u operator's stream is read
-    vela(KWS, tmp_path / "tfl")
-    compiled = tmp_path / "tfl" / "kws_micronet_m_vela.tflite"
+    vela(network, tmp_path / "tfl")
+    compiled = tmp_path / "tfl" / "conv_chain_int8_vela.tflite"
     code, again, _ = estimate(capsys, compiled, "--json")
     assert code == 0
     assert again["kind"] == "tflite (compiled by Vela)"
@@ -73,7 +81,7 @@ def test_a_tflite_is_timed_as_vela_compiled_it(tmp_path, capsys) -> None:
     assert again["vela_estimate_cycles"] is None
 
     # Vela flags reach the compile: a smaller arena cache costs cycles
-    code, size, _ = estimate(capsys, KWS, "--json", "--vela-arg=--arena-cache-size=16384")
+    code, size, _ = estimate(capsys, network, "--json", "--vela-arg=--arena-cache-size=16384")
     assert code == 0
     assert size["delegates"][0]["vela_flags"][-2] == "--arena-cache-size=16384"
     assert size["npu_cycles_modelled"] != timing.cycles
@@ -140,7 +148,7 @@ def test_an_unknown_suffix_is_a_usage_error(tmp_path, capsys) -> None:
     ("name", "content", "fragment"),
     [
         ("junk.tflite", b"\x00" * 64, "no 'TFL3' identifier"),
-        ("cut.tflite", KWS.read_bytes()[:5000], "not a readable TensorFlow Lite flatbuffer"),
+        ("cut.tflite", NETWORK[: len(NETWORK) // 2], "not a readable TensorFlow Lite flatbuffer"),
         ("junk.pte", b"\x00" * 64, "not an ExecuTorch program"),
     ],
     ids=["no-identifier", "truncated", "not-a-program"],
@@ -153,8 +161,8 @@ def test_a_corrupt_file_is_a_usage_error(tmp_path, capsys, name, content, fragme
     assert_one_error_line(err, name, fragment)
 
 
-def test_a_tflite_vela_refuses_is_a_usage_error(tmp_path, capsys) -> None:
-    code, _, err = estimate(capsys, KWS, "--vela-arg=--no-such-vela-flag")
+def test_a_tflite_vela_refuses_is_a_usage_error(network, capsys) -> None:
+    code, _, err = estimate(capsys, network, "--vela-arg=--no-such-vela-flag")
     assert code == 2
     assert_one_error_line(err, "Vela cannot compile it")
 
@@ -167,13 +175,13 @@ def test_compile_flags_on_a_pte_are_refused(tmp_path, capsys) -> None:
     assert_one_error_line(err, "--npu", "compiled already")
 
 
-def test_an_npu_the_board_lacks_is_a_usage_error(capsys) -> None:
-    code, _, err = estimate(capsys, KWS, "--npu", "ethos-u85-256")
+def test_an_npu_the_board_lacks_is_a_usage_error(network, capsys) -> None:
+    code, _, err = estimate(capsys, network, "--npu", "ethos-u85-256")
     assert code == 2
     assert_one_error_line(err, "--npu ethos-u85-256", "board corstone300 has", "ethos-u55-128")
 
 
-def test_a_u85_network_is_said_to_be_not_modelled(capsys) -> None:
-    code, out, err = estimate(capsys, KWS, "--board", "corstone320")
+def test_a_u85_network_is_said_to_be_not_modelled(network, capsys) -> None:
+    code, out, err = estimate(capsys, network, "--board", "corstone320")
     assert code == 1 and not out
     assert_one_error_line(err, "ethos-u85-128", "not modelled")
