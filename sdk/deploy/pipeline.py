@@ -171,6 +171,7 @@ def deploy(
     npu_memory: str | None = None,
     vela_args: list[str] | None = None,
     input_layout: str = AS_MODEL,
+    calibration: Path | None = None,
     **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
@@ -200,6 +201,10 @@ def deploy(
     `input_layout="channels-last"`: the program takes its 4-D inputs channels-last (NHWC), so
     the NPU needs no input transpose (sdk.program.layout); the user's inputs stay NCHW, and the
     firmware and the host reference are handed them in the program's dim order.
+
+    `calibration`: a .npz or a folder of images to calibrate the quantization with
+    (sdk.export.calibration; default the model's calibration_inputs(), else its example inputs),
+    in the program's cache key by content.
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
@@ -249,6 +254,7 @@ def deploy(
             io,
             vela_key(memory, vela_args),
             input_layout,
+            calibration,
         )
         if dataset is not None:
             if not Path(dataset).is_file():
@@ -268,6 +274,8 @@ def deploy(
             memories=memory.spec,
             vela_args=vela_args,
             input_layout=input_layout,
+            calibration=calibration,
+            progress=step.progress,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:
