@@ -41,6 +41,9 @@ def read_calibration(
 
 
 def progress_text(done: int, total: int) -> str:
+    """A step's progress after `done` samples (the last one stays up while the export goes on)."""
+    if done == total:
+        return f"calibrated on {total} sample(s)"
     return f"calibration {done}/{total} samples"
 
 
