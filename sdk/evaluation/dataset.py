@@ -195,6 +195,11 @@ def read_image_folder(folder: Path, example: Sequence[np.ndarray], flag: str) ->
         pixels = np.moveaxis(image, 2, 0)  # (C, H, W)
         if want.dtype.kind == "f":
             pixels = pixels / float(np.iinfo(image.dtype).max)
+        elif not np.can_cast(image.dtype, want.dtype):
+            raise UsageError(
+                f"{where}: {name} has {image.dtype} pixels, which input 0 ({want.dtype}) cannot "
+                "hold; give a .npz"
+            )
         samples.append(pixels.astype(want.dtype).reshape(want.shape))
     return Dataset(Path(folder), [np.stack(samples)], None)
 

@@ -140,6 +140,29 @@ def test_a_folder_the_model_cannot_take_is_a_usage_error(
     assert not outdir.exists()
 
 
+def test_an_integer_input_takes_the_pixels_as_they_are(tmp_path):
+    """Channels first, rows top to bottom; no scaling for an integer input, and none that
+    cannot hold the pixels."""
+    from sdk.errors import UsageError
+    from sdk.evaluation.dataset import read_dataset
+
+    images = _images(tmp_path / "calib", 2)
+    data = read_dataset(tmp_path / "calib", [np.zeros((1, 3, 8, 8), np.uint8)], "--calibration")
+    assert data.size == 2 and np.array_equal(data.inputs[0][:, 0], np.moveaxis(images, 3, 1))
+    with pytest.raises(UsageError, match=r"uint8 pixels, which input 0 \(int8\) cannot hold"):
+        read_dataset(tmp_path / "calib", [np.zeros((1, 3, 8, 8), np.int8)], "--calibration")
+
+
+def test_deploy_refuses_a_missing_calibration_before_it_exports(image_model, tmp_path, capsys):
+    outdir = tmp_path / "out"
+    argv = ["deploy", image_model, "--target", "qemu", "-o", outdir, "--quiet"]
+    code, _, err = _cli(capsys, *argv, "--calibration", tmp_path / "absent")
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1, err
+    assert "--calibration" in lines[0] and "no such file or folder" in lines[0]
+    assert not (outdir / "program").exists()  # refused before the export
+
+
 def test_the_program_key_follows_the_calibration_content(image_model, tmp_path):
     from sdk.deploy.keys import program_key_parts
     from sdk.export.model_loader import ModelSpec
