@@ -1,9 +1,9 @@
 """Calibration: the samples PT2E observes before it converts, and what they made of the model.
 
-`--calibration` takes what `--dataset` takes (sdk.evaluation.dataset.read_dataset: a .npz with
-arr_i, or a folder of images). The report's `quantization.calibration` says where the samples
-came from, how many there were, and each activation observer's range (the quantized layer's
-min/max as calibrated), so two calibrations can be compared without the graphs.
+`--calibration` is read by `--dataset`'s reader (sdk.evaluation.dataset.read_dataset: a .npz
+with arr_i, or a folder of PNG images). The report's `quantization.calibration` says where the
+samples came from, how many there were, and each activation observer's range (the quantized
+layer's min/max as calibrated), so two calibrations can be compared without the graphs.
 """
 
 from __future__ import annotations
