@@ -68,8 +68,9 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--dataset", type=Path,
-        help=".npz of samples (arr_0.. with a leading sample axis, optional `labels`): run "
-        "each on the loaded program and report accuracy and errors vs the references",
+        help=".npz of samples (arr_0.. with a leading sample axis, optional `labels`) or a folder "
+        "of PNG images: run each on the loaded program and report accuracy and errors vs the "
+        "references",
     )  # fmt: skip
     add_calibration_argument(p)
     p.add_argument(

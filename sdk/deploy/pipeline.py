@@ -14,7 +14,6 @@ not fit) is refused before the long steps that do not need it.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
-from sdk.evaluation.dataset import Thresholds
+from sdk.evaluation.dataset import Thresholds, content_digest
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import ModelSpec
 from sdk.export.quant_options import QuantOptions
@@ -256,10 +255,8 @@ def deploy(
             input_layout,
             calibration,
         )
-        if dataset is not None:
-            if not Path(dataset).is_file():
-                raise UsageError(f"--dataset {dataset}: no such file")
-            parts["dataset"] = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
+        if dataset is not None:  # a .npz or a folder of images
+            parts["dataset"] = content_digest(dataset)
         fill = lambda folder: export_into(  # noqa: E731
             folder,
             model_spec,

@@ -81,7 +81,9 @@ def export_into(
                 ]
                 stacked = [np.stack(outs) for outs in zip(*per_sample, strict=True)]
                 write_arrays(folder / DATASET_FILES[ref], stacked)
-    if samples is not None:
+    if samples is not None and samples.path.is_dir():  # a folder of images: what was read
+        write_arrays(folder / DATASET_FILE, samples.inputs)
+    elif samples is not None:
         shutil.copyfile(samples.path, folder / DATASET_FILE)
 
 

@@ -230,3 +230,33 @@ def test_the_png_reader_undoes_every_filter(tmp_path):
     path.write_bytes(bytes(palette))
     with pytest.raises(PngError, match="colour type 3"):
         read_png(path)
+
+
+@pytest.mark.slow
+def test_deploy_calibrates_and_validates_on_image_folders(image_model, tmp_path, monkeypatch):
+    """sdk deploy on QEMU: --calibration and --dataset take the same folder; another folder
+    of calibration images is another program (the firmware is reused)."""
+    monkeypatch.setenv("SDK_CACHE_DIR", str(tmp_path / "cache"))
+    _images(tmp_path / "three", 3)
+    (tmp_path / "five").mkdir()
+    for i, image in enumerate(np.random.default_rng(11).integers(0, 256, (5, 8, 8, 3))):
+        write_png(tmp_path / "five" / f"{i}.png", image.astype(np.uint8))
+    reports = []
+    for calibration in ("three", "five"):
+        report = tmp_path / f"{calibration}.json"
+        code = main([
+            "deploy", str(image_model), "--target", "qemu", "-o", str(tmp_path / calibration),
+            "--calibration", str(tmp_path / calibration), "--dataset", str(tmp_path / "three"),
+            "--quiet", "--json", str(report),
+        ])  # fmt: skip
+        reports.append(json.loads(report.read_text()))
+        assert code == 0, reports[-1].get("failure")
+    three, five = reports
+    assert [r["quantization"]["calibration"]["samples"] for r in reports] == [3, 5]
+    assert three["dataset"]["samples"] == three["dataset"]["measured"] == 3
+    assert three["dataset"]["outputs"][0]["rows"]["device_vs_host"]["identical_samples"] == 3
+    assert not three["cache"]["program"]["hit"] and not five["cache"]["program"]["hit"]
+    assert five["cache"]["firmware"]["hit"]
+    relu = [{r["node"]: r for r in rep["quantization"]["calibration"]["ranges"]}["relu"]
+            for rep in reports]  # fmt: skip
+    assert relu[0]["max"] != relu[1]["max"]
