@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
 from sdk.cli.quant_args import (
+    add_calibration_argument,
     add_input_layout_argument,
     add_io_argument,
     add_quant_arguments,
@@ -67,9 +68,11 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--dataset", type=Path,
-        help=".npz of samples (arr_0.. with a leading sample axis, optional `labels`): run "
-        "each on the loaded program and report accuracy and errors vs the references",
+        help=".npz of samples (arr_0.. with a leading sample axis, optional `labels`) or a folder "
+        "of PNG images: run each on the loaded program and report accuracy and errors vs the "
+        "references",
     )  # fmt: skip
+    add_calibration_argument(p)
     p.add_argument(
         "--max-accuracy-drop", type=float, default=2.0,
         help="--dataset with labels: top-1 points the device may lose vs fp32 (default 2)",
@@ -238,6 +241,7 @@ def _deploy(args: argparse.Namespace, steps):
         tolerance=Tolerance(atol=args.atol, rtol=args.rtol, qtol=args.qtol),
         quant_options=quant_options(args),
         dataset=args.dataset,
+        calibration=args.calibration,
         dataset_thresholds=Thresholds(
             max_accuracy_drop=args.max_accuracy_drop, rtol=args.host_rtol
         ),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from sdk.cli.quant_args import (
+    add_calibration_argument,
     add_input_layout_argument,
     add_io_argument,
     add_quant_arguments,
@@ -39,9 +41,7 @@ def add_parser(subparsers) -> None:
         metavar="OP",
         help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
     )
-    p.add_argument(
-        "--calibration", type=Path, help=".npz of calibration samples (arr_i: N x input_i)"
-    )
+    add_calibration_argument(p)
     p.add_argument(
         "--vela-arg", action="append", default=[], metavar="ARG", help="extra Vela flag; repeatable"
     )
@@ -71,6 +71,7 @@ def add_parser(subparsers) -> None:
         help="also write model.bpte (ExecuTorch's BundledProgram): the program with the example "
         "inputs and the host reference's outputs on them, for `sdk run model.bpte`",
     )
+    p.add_argument("--quiet", action="store_true", help="no progress (shown on a terminal)")
     p.set_defaults(handler=run)
 
 
@@ -78,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from sdk.errors import UsageError
     from sdk.export import CPU_ONLY
     from sdk.export.pipeline import export_model
+    from sdk.utils.progress import Steps
 
     if args.target is not None:
         raise UsageError(
@@ -86,21 +88,24 @@ def run(args: argparse.Namespace) -> int:
         )
     options = quant_options(args)
     memory = _vela_memory(args.board, args.npu_memory)
-    result = export_model(
-        args.model,
-        args.outdir,
-        npu=args.npu,
-        quant=args.quant,
-        cpu_ops=args.cpu_op,
-        calibration=args.calibration,
-        vela_args=args.vela_arg,
-        fix_boundaries=not args.stock_partitioner,
-        quant_options=options,
-        etrecord=args.etrecord,
-        io=args.io,
-        memories=memory.spec,
-        input_layout=args.input_layout,
-    )
+    steps = Steps(show=not args.quiet and sys.stderr.isatty())
+    with steps.step("export", "export + quantize + Vela") as step:
+        result = export_model(
+            args.model,
+            args.outdir,
+            npu=args.npu,
+            quant=args.quant,
+            cpu_ops=args.cpu_op,
+            calibration=args.calibration,
+            vela_args=args.vela_arg,
+            fix_boundaries=not args.stock_partitioner,
+            quant_options=options,
+            etrecord=args.etrecord,
+            io=args.io,
+            memories=memory.spec,
+            input_layout=args.input_layout,
+            progress=step.progress,
+        )
     report = result.report
     audit = report["boundary_audit"]
     total = report["vela_estimate_total"]
@@ -112,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     missing = _firmware_cannot_run(result.program_path)
     if missing:
         print(f"  WARNING: {missing} (`sdk run --target host` runs it; `sdk build` refuses it)")
+    calibration = report["quantization"]["calibration"]
+    print(f"  calibration: {calibration['samples']} sample(s) from {calibration['source']}")
     print(f"  boundary fixes: {len(report['boundary_fixes'])} node(s) taken out of partitions")
     if report["io"]["input_layout"] != "as-model":
         print(f"  4-D inputs {report['io']['input_layout']}: the program takes them NHWC")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from sdk.export.quant_options import OPTIONS, QuantOptions
 from sdk.program.integer_io import IO_MODES
@@ -51,3 +52,13 @@ def add_input_layout_argument(p: argparse.ArgumentParser) -> None:
 def quant_options(args: argparse.Namespace) -> QuantOptions:
     values = {option.name: getattr(args, f"quant_{option.name}") for option in OPTIONS}
     return QuantOptions.parse(**values)
+
+
+def add_calibration_argument(p: argparse.ArgumentParser) -> None:
+    """--calibration: what export and deploy quantize with (sdk.export.calibration)."""
+    p.add_argument(
+        "--calibration", type=Path, metavar="D.npz|FOLDER",
+        help="calibration samples as --dataset takes them: a .npz (arr_i: N x input i) or a "
+        "folder of PNG images of the input's size (default: the model's calibration_inputs(), "
+        "else its example inputs)",
+    )  # fmt: skip

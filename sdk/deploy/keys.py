@@ -209,10 +209,14 @@ def program_key_parts(
     io: str = "float",
     vela: dict | None = None,
     input_layout: str = AS_MODEL,
+    calibration: Path | None = None,
 ) -> dict:
     """`quantization`: QuantOptions.to_json() (None: the defaults); `io`: --io; `vela`: the
     Vela configuration (VelaMemory.key() and the extra flags; None: ExecuTorch's default);
-    `input_layout`: --input-layout."""
+    `input_layout`: --input-layout; `calibration`: --calibration (its content: another set of
+    samples quantizes the model anew)."""
+    from sdk.evaluation.dataset import content_digest
+    from sdk.export.calibration import FLAG
     from sdk.export.quant_options import QuantOptions
 
     return {
@@ -228,6 +232,7 @@ def program_key_parts(
         "vela": vela or vela_key(VelaMemory(EXECUTORCH_DEFAULT), []),
         "cpu_ops": sorted(cpu_ops),
         "quantization": quantization or QuantOptions().to_json(),
+        "calibration": content_digest(calibration, FLAG) if calibration else "the model's own",
         "packages": package_versions(),
         "sdk_export_code": sdk_code_hash(PROGRAM_WRITER),
     }

@@ -14,7 +14,6 @@ not fit) is refused before the long steps that do not need it.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
-from sdk.evaluation.dataset import Thresholds
+from sdk.evaluation.dataset import Thresholds, content_digest
 from sdk.export import ETRECORD_FILE
 from sdk.export.model_loader import ModelSpec
 from sdk.export.quant_options import QuantOptions
@@ -171,6 +170,7 @@ def deploy(
     npu_memory: str | None = None,
     vela_args: list[str] | None = None,
     input_layout: str = AS_MODEL,
+    calibration: Path | None = None,
     **farm,
 ) -> DeployReport:
     """Deploy MODEL (file.py[:Name]) to BOARD and check it. Errors a user can cause are
@@ -200,6 +200,10 @@ def deploy(
     `input_layout="channels-last"`: the program takes its 4-D inputs channels-last (NHWC), so
     the NPU needs no input transpose (sdk.program.layout); the user's inputs stay NCHW, and the
     firmware and the host reference are handed them in the program's dim order.
+
+    `calibration`: a .npz or a folder of images to calibrate the quantization with
+    (sdk.export.calibration; default the model's calibration_inputs(), else its example inputs),
+    in the program's cache key by content.
 
     `farm`: RunOptions fields for a board in a labgrid farm (place, coordinator,
     acquire_timeout_s) and for the host flashing a board itself (drive, probe)."""
@@ -249,11 +253,10 @@ def deploy(
             io,
             vela_key(memory, vela_args),
             input_layout,
+            calibration,
         )
-        if dataset is not None:
-            if not Path(dataset).is_file():
-                raise UsageError(f"--dataset {dataset}: no such file")
-            parts["dataset"] = hashlib.sha256(Path(dataset).read_bytes()).hexdigest()
+        if dataset is not None:  # a .npz or a folder of images
+            parts["dataset"] = content_digest(dataset)
         fill = lambda folder: export_into(  # noqa: E731
             folder,
             model_spec,
@@ -268,6 +271,8 @@ def deploy(
             memories=memory.spec,
             vela_args=vela_args,
             input_layout=input_layout,
+            calibration=calibration,
+            progress=step.progress,
         )
         program_entry = cached(cache, PROGRAM_KIND, parts, fill, outdir / "program")
         if program_entry.hit:

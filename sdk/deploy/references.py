@@ -13,6 +13,7 @@ from sdk.errors import UsageError
 from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.evaluation.accuracy import REFERENCES
 from sdk.evaluation.dataset import read_dataset
+from sdk.export.calibration import Progress
 from sdk.export.model_loader import ModelSpec, output_tensors
 from sdk.export.quant_options import QuantOptions
 from sdk.program.layout import AS_MODEL
@@ -32,15 +33,17 @@ def export_into(
     cpu_ops: list[str], failure_logs: Path | None = None, options: QuantOptions | None = None,
     dataset: Path | None = None, io: str = "float", *, memories: tuple[str, str] | None = None,
     vela_args: list[str] | None = None, input_layout: str = AS_MODEL,
+    calibration: Path | None = None, progress: Progress | None = None,
 ) -> None:  # fmt: skip
     """A program entry: the export, the inputs, and both PyTorch models' outputs on them (and
     on every sample of `dataset`, with a copy of it). A failed lowering's Vela log goes into
     `failure_logs` (the entry is removed on failure). The inputs are kept as the user gave
     them (float): with `io="int"` the deploy quantizes them with the program's figures.
     `memories`, `vela_args`: the Vela configuration, `input_layout` the program's (both
-    sdk.export.pipeline.quantize's)."""
+    sdk.export.pipeline.quantize's); `calibration`, `progress`: sdk.export.calibration's."""
     import torch
 
+    from sdk.export.calibration import read_calibration
     from sdk.export.model_loader import load_model
     from sdk.export.pipeline import lower, quantize
 
@@ -56,9 +59,10 @@ def export_into(
     else:
         tensors = example
     samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
+    calibrating = read_calibration(calibration, example) if calibration else None
     quantized = quantize(
-        loaded, npu, quant, vela_args=vela_args, options=options, memories=memories,
-        input_layout=input_layout,
+        loaded, npu, quant, calibrating, vela_args=vela_args, options=options, memories=memories,
+        input_layout=input_layout, calibration_from=str(calibration), progress=progress,
     )  # fmt: skip
     lower(
         quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs,
@@ -77,7 +81,9 @@ def export_into(
                 ]
                 stacked = [np.stack(outs) for outs in zip(*per_sample, strict=True)]
                 write_arrays(folder / DATASET_FILES[ref], stacked)
-    if samples is not None:
+    if samples is not None and samples.path.is_dir():  # a folder of images: what was read
+        write_arrays(folder / DATASET_FILE, samples.inputs)
+    elif samples is not None:
         shutil.copyfile(samples.path, folder / DATASET_FILE)
 
 

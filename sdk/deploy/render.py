@@ -66,6 +66,11 @@ def render(report: DeployReport, file: IO[str] | None = None) -> None:
         f"{report.model} on {report.board} / {report.target} "
         f"({report.target_why}); NPU {report.npu}, {report.quant}"
     )
+    calibration = report.quantization.get("calibration")
+    if calibration:  # a cache entry made before the report said it has none
+        console.print(
+            f"calibration: {calibration['samples']} sample(s) from {calibration['source']}"
+        )
     if report.board_use:  # a board: its place in a farm, the firmware kept or flashed
         from sdk.targets.strategy import BoardUse
 

@@ -8,6 +8,9 @@ the ground truth of the classification outputs: every output with at least two c
 sample and more classes than the largest label). The program is loaded once and each sample is
 one RUN over the link; the host reference, the quantized and the fp32 model run on the host.
 
+`read_dataset` also takes a folder of PNG images for a one-input model (`read_image_folder`):
+what `--calibration` reads too.
+
 Rows, per output: device vs host reference (identical samples), device vs quantized model,
 device vs fp32 model, quantized vs fp32 (what quantization alone costs); with labels, top-1 and
 top-5 accuracy of device, quantized and fp32, the device's top-1 agreement with both models and
@@ -19,6 +22,7 @@ the fp32 model's (quantization quality).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from sdk.errors import UsageError
+from sdk.evaluation.png import PngError, read_png
 
 LABELS = "labels"
+# Image files a folder may hold; only PNG is decoded (no imaging package in the pinned stack).
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".ppm", ".pgm", ".tif", ".tiff")
 WORST_SAMPLES = 5
 TOP_K = 5
 
@@ -59,22 +66,24 @@ class Dataset:
         return [np.ascontiguousarray(a[i]) for a in self.inputs]
 
 
-def read_dataset(path: Path, example: Sequence[np.ndarray]) -> Dataset:
-    """D.npz checked against the model's example inputs: one line naming what is wrong."""
+def read_dataset(path: Path, example: Sequence[np.ndarray], flag: str = "--dataset") -> Dataset:
+    """D.npz (or a folder of images: read_image_folder) checked against the model's example
+    inputs: one line naming what is wrong, with the `flag` that gave it."""
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"--dataset {path}: no such file")
+    if path.is_dir():
+        return read_image_folder(path, example, flag)
+    _check_exists(path, flag)
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError) as exc:
-        raise UsageError(f"--dataset {path}: not a readable .npz ({exc})") from None
+        raise UsageError(f"{flag} {path}: not a readable .npz ({exc})") from None
     wanted = [f"arr_{i}" for i in range(len(example))]
     unknown = sorted(set(arrays) - {*wanted, LABELS})
     missing = [name for name in wanted if name not in arrays]
     if missing or unknown:
         raise UsageError(
-            f"--dataset {path}: the model takes {len(example)} input(s) ({', '.join(wanted)}"
+            f"{flag} {path}: the model takes {len(example)} input(s) ({', '.join(wanted)}"
             f" and optionally {LABELS}); missing {missing or 'none'}, unknown {unknown or 'none'}"
         )
     inputs = []
@@ -85,26 +94,114 @@ def read_dataset(path: Path, example: Sequence[np.ndarray]) -> Dataset:
             got = got.reshape(got.shape[0], *shape)  # samples on the batch axis
         if got.shape[1:] != shape or got.dtype != want.dtype:
             raise UsageError(
-                f"--dataset {path}: {name} is {got.dtype} {list(got.shape)}; input {i} takes "
+                f"{flag} {path}: {name} is {got.dtype} {list(got.shape)}; input {i} takes "
                 f"{want.dtype} {list(shape)} per sample (N, {', '.join(map(str, shape))})"
             )
         if got.dtype.kind == "f" and not np.isfinite(got).all():
             bad = int(np.argwhere(~np.isfinite(got.reshape(len(got), -1)).all(axis=1))[0][0])
-            raise UsageError(f"--dataset {path}: {name} sample {bad} holds NaN or Inf")
+            what = "NaN" if np.isnan(got[bad]).any() else "Inf"
+            raise UsageError(f"{flag} {path}: {name} sample {bad} (input {i}) holds {what}")
         inputs.append(got)
     counts = {len(a) for a in inputs}
     if len(counts) != 1 or 0 in counts:
-        raise UsageError(f"--dataset {path}: inputs hold {sorted(counts)} samples, not one N >= 1")
+        raise UsageError(f"{flag} {path}: inputs hold {sorted(counts)} samples, not one N >= 1")
     labels = arrays.get(LABELS)
     if labels is not None:
         if labels.ndim != 1 or labels.dtype.kind not in "iu" or len(labels) != len(inputs[0]):
             raise UsageError(
-                f"--dataset {path}: {LABELS} is {labels.dtype} {list(labels.shape)}; it must "
+                f"{flag} {path}: {LABELS} is {labels.dtype} {list(labels.shape)}; it must "
                 f"be {len(inputs[0])} integers, one per sample"
             )
         if labels.size and labels.min() < 0:
-            raise UsageError(f"--dataset {path}: {LABELS} holds a negative class")
+            raise UsageError(f"{flag} {path}: {LABELS} holds a negative class")
     return Dataset(path, inputs, labels)
+
+
+def _check_exists(path: Path, flag: str) -> None:
+    if not path.is_file() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: no such file or folder")
+
+
+def content_digest(path: Path, flag: str = "--dataset") -> str:
+    """What read_dataset reads from `path`, as one hash (for a cache key): the .npz's bytes, or
+    the folder's image files, their paths and bytes."""
+    path = Path(path)
+    _check_exists(path, flag)
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in image_files(path):
+        digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The image files below `folder` (class subfolders too), in path order; hidden ones left."""
+    return sorted(
+        p for p in Path(folder).rglob("*")
+        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )  # fmt: skip
+
+
+def image_layout(shape: Sequence[int]) -> tuple[int, int, int] | None:
+    """(channels, height, width) of an image input: (1, C, H, W), (C, H, W), (1, H, W) or
+    (H, W), channels first as PyTorch takes images; None for another shape."""
+    dims = list(shape)
+    if len(dims) == 4 and dims[0] == 1:
+        dims = dims[1:]
+    if len(dims) == 2:
+        return 1, dims[0], dims[1]
+    return (dims[0], dims[1], dims[2]) if len(dims) == 3 else None
+
+
+def read_image_folder(folder: Path, example: Sequence[np.ndarray], flag: str) -> Dataset:
+    """Every PNG below FOLDER as one sample of a one-input image model, unchanged in size: 8-bit
+    pixels scaled to 0..1 (16-bit ones too) for a float input, as they are for an integer one.
+    Each image must have the input's size and channels (no resizing: that is the model's
+    preprocessing to choose)."""
+    where = f"{flag} {folder}"
+    if len(example) != 1:
+        raise UsageError(
+            f"{where}: a folder of images feeds one input; the model takes {len(example)}"
+        )
+    want = example[0]
+    layout = image_layout(want.shape)
+    if layout is None:
+        raise UsageError(
+            f"{where}: input 0 is {list(want.shape)}, not an image ((1, C, H, W), (C, H, W) or "
+            "(H, W)); give a .npz"
+        )
+    channels, height, width = layout
+    files = image_files(folder)
+    if not files:
+        raise UsageError(f"{where}: no images in the folder (PNG files, or a .npz instead)")
+    samples = []
+    for file in files:
+        name = file.relative_to(folder).as_posix()
+        if file.suffix.lower() != ".png":
+            raise UsageError(f"{where}: {name}: only PNG images are read (convert it to PNG)")
+        try:
+            image = read_png(file)
+        except (OSError, PngError) as exc:
+            raise UsageError(f"{where}: {name}: {exc}") from None
+        if image.shape != (height, width, channels):
+            raise UsageError(
+                f"{where}: {name} is {image.shape[1]}x{image.shape[0]} with {image.shape[2]} "
+                f"channel(s); input 0 {list(want.shape)} takes {width}x{height} images with "
+                f"{channels} (images are not resized)"
+            )
+        pixels = np.moveaxis(image, 2, 0)  # (C, H, W)
+        if want.dtype.kind == "f":
+            pixels = pixels / float(np.iinfo(image.dtype).max)
+        elif not np.can_cast(image.dtype, want.dtype):
+            raise UsageError(
+                f"{where}: {name} has {image.dtype} pixels, which input 0 ({want.dtype}) cannot "
+                "hold; give a .npz"
+            )
+        samples.append(pixels.astype(want.dtype).reshape(want.shape))
+    return Dataset(Path(folder), [np.stack(samples)], None)
 
 
 def errors(actual: np.ndarray, reference: np.ndarray, step: float | None = None) -> dict:

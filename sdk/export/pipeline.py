@@ -26,18 +26,25 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from sdk.errors import BoundaryError, ExportError, SdkError, StorageError, UsageError
+from sdk.errors import BoundaryError, ExportError, SdkError, StorageError
 from sdk.ethosu.config import NpuConfig, QuantMode, compile_spec
 from sdk.export import ETRECORD_FILE
 from sdk.export.aten_rewrites import outside_core_aten, rewrite_float_graph
+from sdk.export.calibration import (
+    FROM_EXAMPLE,
+    FROM_MODEL,
+    Progress,
+    observed_ranges,
+    progress_text,
+    read_calibration,
+)
 from sdk.export.cpu_ops import ForceOnCpu, RankZeroFromRanked
 from sdk.export.edge_rewrites import keep_long_indices
 from sdk.export.integer_io import integer_io
 from sdk.export.lowering_error import lowering_error, one_line, remove_stale_logs
-from sdk.export.model_loader import LoadedModel, load_model, standard_layout
+from sdk.export.model_loader import LoadedModel, load_model
 from sdk.export.partitioner import NpuPartitioner
 from sdk.export.quant_options import QuantOptions
 from sdk.export.report import build_report, cpu_nodes
@@ -79,11 +86,17 @@ class QuantizedModel:
     # None: ExecuTorch's default Vela configuration.
     memories: tuple[str, str] | None = None
     input_layout: str = AS_MODEL  # the program's 4-D inputs channels-last or not (--input-layout)
+    # The samples' source and count and each activation observer's range (sdk.export.calibration).
+    calibration: dict = field(default_factory=dict)
 
     @property
     def quantization(self) -> dict:
-        """The report's `quantization`: the settings, each module one with what it matched."""
-        return self.options.to_json() | {"modules": self.module_matches}
+        """The report's `quantization`: the settings, each module one with what it matched, and
+        what calibrated the model."""
+        return self.options.to_json() | {
+            "modules": self.module_matches,
+            "calibration": self.calibration,
+        }
 
 
 @dataclass
@@ -95,47 +108,6 @@ class ExportResult:
     tosa_paths: list[Path]
 
 
-def read_calibration(
-    path: Path, example: tuple[torch.Tensor, ...]
-) -> list[tuple[torch.Tensor, ...]]:
-    """A .npz with arr_0..arr_{n-1} in input order, each with a leading sample axis."""
-    if not path.is_file():
-        raise UsageError(f"{path}: calibration file not found")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = [data[f"arr_{i}"] for i in range(len(example))]
-    except (OSError, ValueError, KeyError) as exc:
-        raise UsageError(
-            f"{path}: not a calibration .npz with arr_0..arr_{len(example) - 1}: {exc}"
-        ) from exc
-    counts = {a.shape[0] for a in arrays}
-    for i, (array, ref) in enumerate(zip(arrays, example)):
-        if tuple(array.shape[1:]) != tuple(ref.shape):
-            raise UsageError(
-                f"{path}: arr_{i} has samples of shape {list(array.shape[1:])}, "
-                f"input {i} is {list(ref.shape)}"
-            )
-    if len(counts) != 1:
-        raise UsageError(f"{path}: arrays hold different numbers of samples")
-    n = counts.pop()
-    for i, array in enumerate(arrays):
-        if n and np.issubdtype(array.dtype, np.floating):
-            bad = ~np.isfinite(array.reshape(n, -1)).all(axis=1)
-            if bad.any():
-                s = int(np.argmax(bad))
-                what = "NaN" if np.isnan(array[s]).any() else "Inf"
-                raise UsageError(
-                    f"{path}: arr_{i} sample {s} (input {i}) holds {what} "
-                    "(quantization ranges need finite values)"
-                )
-    return [
-        tuple(
-            standard_layout(torch.from_numpy(a[s]).to(ref.dtype)) for a, ref in zip(arrays, example)
-        )
-        for s in range(n)
-    ]
-
-
 def quantize(
     loaded: LoadedModel,
     npu: NpuConfig,
@@ -145,18 +117,24 @@ def quantize(
     options: QuantOptions | None = None,
     memories: tuple[str, str] | None = None,
     input_layout: str = AS_MODEL,
+    *,
+    calibration_from: str = "given samples",
+    progress: Progress | None = None,
 ) -> QuantizedModel:
     """PT2E-quantize with ExecuTorch's EthosUQuantizer (INT8 symmetric or INT16 a16w8), with
     `options`' weight, I/O and per-module settings (sdk.export.quant_options). `vela_args` and
     `memories` (compile_spec's) are kept for the lowering. `input_layout` channels-last: the
     model is exported from channels-last 4-D inputs, so the program takes them so (dim order
-    0, 2, 3, 1) and the NPU needs no transpose at its inputs (sdk.program.layout)."""
+    0, 2, 3, 1) and the NPU needs no transpose at its inputs (sdk.program.layout).
+    `calibration_from`: what `calibration` was read from (the report's calibration `source`);
+    `progress` is told each calibrated sample (a long calibration on a terminal)."""
     from executorch.backends.arm.quantizer import EthosUQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     spec = compile_spec(npu, vela_args, memories)
     options = options or QuantOptions()
     check_input_layout(input_layout)
+    source = calibration_from if calibration else FROM_MODEL if loaded.calibration else FROM_EXAMPLE
     samples = [
         tuple(laid_out(t, input_layout) for t in sample)
         for sample in calibration or loaded.calibration or [loaded.example_inputs]
@@ -177,7 +155,7 @@ def quantize(
         matched = options.apply(quantizer, quant, loaded.module)
         prepared = prepare_pt2e(graph, quantizer)
         with torch.no_grad():
-            for sample in samples:
+            for done, sample in enumerate(samples, 1):
                 try:
                     prepared(*sample)
                 except Exception as exc:
@@ -185,6 +163,9 @@ def quantize(
                     if named is None:
                         raise
                     raise named from exc
+                if progress is not None:
+                    progress(progress_text(done, len(samples)))
+        ranges = observed_ranges(prepared)  # convert_pt2e replaces the observers
         converted = convert_pt2e(prepared)
         exported = torch.export.export(converted, example)
     except SdkError:
@@ -194,6 +175,7 @@ def quantize(
     return QuantizedModel(
         loaded, npu, quant, converted, exported, list(vela_args or []), fp32_exported, options,
         matched, memories, input_layout,
+        {"source": source, "samples": len(samples), "ranges": ranges},
     )  # fmt: skip
 
 
@@ -627,11 +609,13 @@ def export_model(
     io: str = "float",
     memories: tuple[str, str] | None = None,
     input_layout: str = AS_MODEL,
+    progress: Progress | None = None,
 ) -> ExportResult:
     """Load MODEL (file.py[:Name]), quantize (`quant_options`: sdk.export.quant_options), lower
     and write OUTDIR (`io="int"`: a program with integer inputs and outputs, see `lower`;
     `memories`: the board's Vela ini and section, sdk.ethosu.memories.VelaMemory.spec;
-    `input_layout`: see `quantize`)."""
+    `input_layout`, `progress`: see `quantize`; `calibration`: a .npz or a folder of images,
+    sdk.export.calibration)."""
     check_io(io)
     check_input_layout(input_layout)
     npu = npu if isinstance(npu, NpuConfig) else NpuConfig.parse(npu)
@@ -639,8 +623,9 @@ def export_model(
     loaded = load_model(model)
     samples = read_calibration(Path(calibration), loaded.example_inputs) if calibration else None
     quantized = quantize(
-        loaded, npu, quant, samples, vela_args, quant_options, memories, input_layout
-    )
+        loaded, npu, quant, samples, vela_args, quant_options, memories, input_layout,
+        calibration_from=str(calibration), progress=progress,
+    )  # fmt: skip
     return lower(
         quantized,
         outdir,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 DONE, CACHED, SKIPPED, FAILED = "done", "cached", "skipped", "failed"
@@ -39,8 +39,15 @@ class StepRecord:
 
 
 class StepHandle:
-    def __init__(self, record: StepRecord) -> None:
+    def __init__(self, record: StepRecord, show: Callable[[str], None] | None = None) -> None:
         self.record = record
+        self._show = show
+
+    def progress(self, text: str) -> None:
+        """Where a long step is (`calibration 3/8 samples`), beside its label while it runs;
+        only on a shown spinner, never in the record."""
+        if self._show is not None:
+            self._show(text)
 
     def cached(self, detail: str = "") -> None:
         self.record.status, self.record.detail = CACHED, detail
@@ -66,11 +73,10 @@ class Steps:
     def step(self, name: str, label: str | None = None) -> Iterator[StepHandle]:
         record = StepRecord(name)
         self.records.append(record)
-        handle = StepHandle(record)
         start = time.monotonic()
         try:
-            with self._spinner(label or name):
-                yield handle
+            with self._spinner(label or name) as show:
+                yield StepHandle(record, show)
         except BaseException:
             record.status = FAILED
             raise
@@ -79,16 +85,17 @@ class Steps:
             self._print(record, label or name)
 
     @contextlib.contextmanager
-    def _spinner(self, label: str) -> Iterator[None]:
+    def _spinner(self, label: str) -> Iterator[Callable[[str], None] | None]:
+        """The spinner while a step runs; yields what shows its progress beside the label."""
         if self._console is None:
-            yield
+            yield None
             return
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
         with Progress(*columns, console=self._console, transient=True) as progress:
-            progress.add_task(label, total=None)
-            yield
+            task = progress.add_task(label, total=None)
+            yield lambda text: progress.update(task, description=f"{label}: {text}")
 
     def _print(self, record: StepRecord, label: str) -> None:
         if self._console is None:

@@ -124,7 +124,7 @@ def test_bad_calibration_file(tmp_path, capsys):
         capsys, "export", SHARED_SPLIT, "-o", tmp_path / "o", "--calibration", calibration
     )
     assert code == 2
-    assert_one_error_line(err, "arr_0 has samples of shape [1, 3, 9, 9]", "[1, 3, 4, 4]")
+    assert_one_error_line(err, "--calibration", "arr_0 is float32 [2, 1, 3, 9, 9]", "[1, 3, 4, 4]")
 
 
 @pytest.mark.parametrize(("value", "name"), [(np.nan, "NaN"), (-np.inf, "Inf")])

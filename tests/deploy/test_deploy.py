@@ -106,7 +106,10 @@ def test_first_deploy_runs_everything_and_passes(first):
     code, work, report = first
     assert code == 0, report.get("failure")
     assert report["schema"] == "sdk.deploy.report/1" and report["passed"] is True
-    assert report["quantization"] == {"weights": "per-channel", "io": "auto", "modules": []}
+    settings = dict(report["quantization"])
+    calibration = settings.pop("calibration")
+    assert settings == {"weights": "per-channel", "io": "auto", "modules": []}
+    assert (calibration["source"], calibration["samples"]) == ("calibration_inputs()", 4)
     assert report["target"]["name"] == "qemu" and report["target"]["why"].startswith("auto")
     assert [s["name"] for s in report["steps"]] == [
         "export", "kernels", "memory", "build", "run", "reference", "compare",

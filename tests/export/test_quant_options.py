@@ -72,11 +72,13 @@ def test_export_reports_the_settings_and_runs_a_float_module_on_the_cpu(tmp_path
             "symmetric", "--quant-module", "fc=none"]  # fmt: skip
     assert main(argv) == 0
     report = json.loads((outdir / "report.json").read_text())
+    calibration = report["quantization"].pop("calibration")
     assert report["quantization"] == {
         "weights": "per-tensor",
         "io": "symmetric",
         "modules": [{"module": "fc", "quant": "none", "matched": {"name": "fc"}}],
     }
+    assert (calibration["source"], calibration["samples"]) == ("example inputs", 1)
     assert "aten::bmm.out" in report["program"]["cpu_operators"]  # the float linear
 
 
