@@ -45,15 +45,20 @@ def shared_quantization() -> Iterator[dict[str, QuantizedModel]]:
     """Within the block (one tuning), the exports of one model with one quantization share its
     load, torch.export, calibration and PT2E conversion: tuning candidates differ in Vela's
     configuration, the program's I/O and the operators kept on the CPU, all applied when the
-    quantized graph is lowered (`export_into`). Yields the quantized models it holds; a block
+    quantized graph is lowered (`export_into`); the lowerings of one graph and one --cpu-op set
+    share its edge program too (sdk.export.pipeline.shared_edge_programs): only the backend's
+    lowering (TOSA, Vela) runs per candidate. Yields the quantized models it holds; a block
     nested in another shares the outer's."""
+    from sdk.export.pipeline import shared_edge_programs
+
     shared = _SHARED.get()
     if shared is not None:
         yield shared
         return
     token = _SHARED.set(shared := {})
     try:
-        yield shared
+        with shared_edge_programs():  # and each graph's edge program (sdk.export.pipeline)
+            yield shared
     finally:
         _SHARED.reset(token)
 

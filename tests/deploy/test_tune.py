@@ -334,7 +334,7 @@ def test_the_best_is_tried_again_with_each_operator_on_the_cpu(tmp_path, cache, 
 def test_exports_in_a_tuning_share_one_quantization(tmp_path):
     """Inside shared_quantization the candidates of one input layout are quantized once (the
     Vela configuration and the I/O are the lowering's), and the program lowered from the
-    shared quantization is the one a fresh export gives, byte for byte."""
+    shared quantization and edge program is the one a fresh export gives, byte for byte."""
     from sdk.deploy.references import EXPORT_DIR, export_into, shared_quantization
     from sdk.ethosu.config import NpuConfig, QuantMode
     from sdk.ethosu.memories import VelaMemory, vela_memory
@@ -345,13 +345,14 @@ def test_exports_in_a_tuning_share_one_quantization(tmp_path):
     def memory(mode: str) -> VelaMemory:
         return vela_memory(board.npu_memories, mode, tmp_path / "ini")
 
-    def export(folder: str, mode: str, io: str = "float", layout: str = "as-model") -> bytes:
+    def export(folder: str, mode: str, io: str = "float", layout: str = "as-model") -> tuple:
         export_into(
             tmp_path / folder, ModelSpec.parse(MODEL), None, NpuConfig.U55_128, QuantMode.INT8,
             [], io=io, memories=memory(mode).spec, vela_args=["--optimise=Size"],
             input_layout=layout,
         )  # fmt: skip
-        return (tmp_path / folder / EXPORT_DIR / "model.pte").read_bytes()
+        written = tmp_path / folder / EXPORT_DIR
+        return (written / "model.pte").read_bytes(), (written / "report.json").read_text()
 
     with shared_quantization() as shared:
         export("a", "Shared_Sram")
