@@ -420,6 +420,8 @@ def tune(
         board.target(check)  # a board without it: a UsageError saying why
     cache = session.cache or Cache()
     plan = plan or Plan(tuple(candidates(board)))
+    if check == "host":  # no CPU time counted there: a CPU placement would look free
+        plan = replace(plan, placement=False)
     progress = steps or Steps(show=False)
     progress.say(plan.describe())
     todo, placement = list(plan.candidates), plan.placement
