@@ -14,7 +14,15 @@ import sys
 from pathlib import Path
 
 from sdk.cache import Cache
-from sdk.deploy.tune import candidates, model_layouts, render_table, tune_and_deploy
+from sdk.deploy.tune import (
+    AUTO,
+    Plan,
+    Session,
+    candidates,
+    interface,
+    render_table,
+    tune_and_deploy,
+)
 from sdk.ethosu.memories import EXECUTORCH_DEFAULT
 from sdk.firmware.boards import load_board
 
@@ -23,16 +31,17 @@ MODEL = Path(__file__).parent / "models" / "mobilenet_v2_96.py"
 
 def main(outdir: Path, check: str, ios: list[str]) -> None:
     board = load_board("corstone300")
+    io_list, layouts = interface(str(MODEL), ios, [AUTO])
+    plan = Plan(tuple(candidates(board, ios=io_list, layouts=layouts)))
     report = tune_and_deploy(
-        str(MODEL), goal="latency", board=board, check=check, target="qemu", outdir=outdir,
-        cache=Cache(), tried=candidates(board, ios=ios, layouts=model_layouts(str(MODEL))),
+        str(MODEL), Session("latency", board, outdir, check, Cache()), "qemu", plan,
         timeout_s=3600.0,
     )  # fmt: skip
     tuning = report.tuning
     assert tuning is not None
     print(render_table(tuning))
     trials = {t["name"]: t for t in tuning["trials"]}
-    default = trials[f"{EXECUTORCH_DEFAULT} Performance io={ios[0]}"]
+    default = trials[f"{EXECUTORCH_DEFAULT} Performance io={io_list[0]}"]
     chosen = trials[tuning["chosen"]]
     print(f"ExecuTorch default: Vela estimate {default['vela_estimate_cycles']:,.0f}, "
           f"modelled {default['npu_cycles']:,}")  # fmt: skip

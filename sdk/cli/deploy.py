@@ -17,7 +17,6 @@ from sdk.cli.quant_args import (
 from sdk.evaluation.accuracy import Tolerance
 from sdk.evaluation.compare import DEFAULT_RTOL
 from sdk.link.transport import DEFAULT_BAUD
-from sdk.program.layout import AS_MODEL
 
 
 def add_parser(subparsers) -> None:
@@ -57,8 +56,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--npu", help="NPU configuration (default: the board's)")
     p.add_argument("--quant", default="int8", help="int8 (default) or int16 (a16w8)")
     add_quant_arguments(p)
-    add_io_argument(p)
-    add_input_layout_argument(p)
+    add_io_argument(p, tuned=True)
+    add_input_layout_argument(p, tuned=True)
     p.add_argument(
         "--cpu-op", action="append", default=[], metavar="OP",
         help="keep this operator on the CPU (e.g. aten.bmm); repeatable",
@@ -110,7 +109,8 @@ def add_parser(subparsers) -> None:
         "--optimize", metavar="GOAL",
         help="latency or size: try every Vela configuration the board allows (sdk tune), check "
         "each one's outputs, deploy the fastest (smallest) that passes and fits; deploy.json "
-        "gets a `tuning` section with the table",
+        "gets a `tuning` section with the table. The program's I/O and input layout stay "
+        "--io/--input-layout's (default float, as-model) unless given as auto",
     )  # fmt: skip
     p.add_argument(
         "--tune-check", default="qemu", metavar="WHERE",
@@ -223,7 +223,17 @@ def write_outputs(args: argparse.Namespace, data: dict, junit: str, to_stdout: b
 def _deploy(args: argparse.Namespace, steps):
     from sdk.cache import Cache
     from sdk.deploy.pipeline import deploy
-    from sdk.deploy.tune import check_goal, check_where, tune_and_deploy
+    from sdk.deploy.tune import (
+        AUTO,
+        Plan,
+        Session,
+        candidates,
+        check_goal,
+        check_where,
+        interface,
+        tune_and_deploy,
+    )
+    from sdk.errors import UsageError
     from sdk.evaluation.dataset import Thresholds
     from sdk.export.model_loader import ModelSpec
     from sdk.firmware.boards import load_board
@@ -251,18 +261,19 @@ def _deploy(args: argparse.Namespace, steps):
     if args.optimize is not None:
         check_goal(args.optimize)
         check_where(args.tune_check)
-        if args.npu_memory or args.vela_arg or args.io != "float" or args.input_layout != AS_MODEL:
-            from sdk.errors import UsageError
-
-            raise UsageError(
-                "--optimize chooses --npu-memory, --vela-arg, --io and --input-layout itself"
-            )
+        if args.npu_memory or args.vela_arg:
+            raise UsageError("--optimize chooses --npu-memory and --vela-arg itself")
+        board = load_board(args.board)
+        ios, layouts = interface(args.model, [args.io], [args.input_layout])
+        plan = Plan(tuple(candidates(board, ios=ios, layouts=layouts)))
         outdir = args.outdir or Path("out") / "deploy" / ModelSpec.parse(args.model).stem
+        session = Session(args.optimize, board, outdir, args.tune_check, cache)
         return tune_and_deploy(
-            args.model, goal=args.optimize, board=load_board(args.board),
-            check=args.tune_check, target=args.target, outdir=outdir, cache=cache, steps=steps,
-            **common,
+            args.model, session, args.target, plan, steps, **common
         )  # fmt: skip
+    for flag, value in (("--io", args.io), ("--input-layout", args.input_layout)):
+        if value == AUTO:
+            raise UsageError(f"{flag} {AUTO}: only with --optimize (the tuner chooses it)")
     return deploy(
         args.model, board=args.board, target=args.target, io=args.io, outdir=args.outdir,
         cache=cache, steps=steps, npu_executor=args.npu_executor, npu_memory=args.npu_memory,

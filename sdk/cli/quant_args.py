@@ -25,27 +25,31 @@ def add_quant_arguments(p: argparse.ArgumentParser) -> None:
         )
 
 
-def add_io_argument(p: argparse.ArgumentParser) -> None:
-    """--io: what the program takes and returns (export and deploy say it the same way)."""
+def add_io_argument(p: argparse.ArgumentParser, tuned: bool = False) -> None:
+    """--io: what the program takes and returns (export and deploy say it the same way);
+    `tuned`: also `auto`, the tuner's choice (deploy --optimize)."""
+    auto = "; auto (with --optimize): the tuner tries both" if tuned else ""
     p.add_argument(
         "--io",
         default=IO_MODES[0],
-        metavar="|".join(IO_MODES),
+        metavar="|".join([*IO_MODES, *(["auto"] if tuned else [])]),
         help="float (default): the program quantizes its inputs and dequantizes its outputs on "
         "the CPU; int: it takes and returns the quantized integers (int8, int16 with --quant "
-        "int16), their scale and zero-point in report.json's `io` (docs/integer-io.md)",
+        f"int16), their scale and zero-point in report.json's `io` (docs/integer-io.md){auto}",
     )
 
 
-def add_input_layout_argument(p: argparse.ArgumentParser) -> None:
-    """--input-layout: how the program takes a 4-D input (export and deploy say it the same)."""
+def add_input_layout_argument(p: argparse.ArgumentParser, tuned: bool = False) -> None:
+    """--input-layout: how the program takes a 4-D input (export and deploy say it the same);
+    `tuned`: also `auto`, the tuner's choice (deploy --optimize)."""
+    auto = "; auto (with --optimize): the tuner tries each the model can take" if tuned else ""
     p.add_argument(
         "--input-layout",
         default=INPUT_LAYOUTS[0],
-        metavar="|".join(INPUT_LAYOUTS),
+        metavar="|".join([*INPUT_LAYOUTS, *(["auto"] if tuned else [])]),
         help="as-model (default): the program takes 4-D inputs as the model does (NCHW); "
         "channels-last: in NHWC, as a camera gives an image, so the NPU needs no input "
-        "transpose (inputs files stay NCHW: the SDK reorders them; docs/tuning.md)",
+        f"transpose (inputs files stay NCHW: the SDK reorders them; docs/tuning.md){auto}",
     )
 
 

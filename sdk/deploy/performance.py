@@ -44,6 +44,13 @@ class Clocks:
         return 1e3 * cycles / self.npu_hz
 
 
+def latency_ms(clocks: Clocks, cpu_instructions: int, npu_cycles: int) -> float:
+    """One inference's time: the CPU's instructions at its clock plus the NPU's modelled cycles
+    at its (the CPU waits for each job). The one definition: the deploy's `performance`
+    section and the tuner's table (sdk.deploy.tune) both take it from here."""
+    return clocks.cpu_ms(cpu_instructions) + clocks.npu_ms(npu_cycles)
+
+
 def memory_config(systems: Iterable[MemorySystem]) -> dict:
     """The system config and memory mode the delegates were compiled for (one each, or the
     distinct ones joined when delegates differ)."""
@@ -80,7 +87,7 @@ def performance(
     job_cycles = sum(d.cycles or 0 for d in timed)
     memory_bound = sum(d.memory_bound_cycles or 0 for d in timed)
     cpu_ms, npu_ms = clocks.cpu_ms(instructions), clocks.npu_ms(cycles)
-    latency_ms = cpu_ms + npu_ms
+    latency = latency_ms(clocks, instructions, cycles)
     return {
         "cpu_instructions": instructions,
         "npu_cycles_modelled": cycles,
@@ -89,9 +96,9 @@ def performance(
         "npu_memory_bound_share": memory_bound / job_cycles if job_cycles else None,
         "cpu_ms": cpu_ms,
         "npu_ms": npu_ms,
-        "latency_ms": latency_ms,
-        "inferences_per_s": 1e3 / latency_ms if latency_ms else None,
-        "cpu_share": cpu_ms / latency_ms if latency_ms else None,
+        "latency_ms": latency,
+        "inferences_per_s": 1e3 / latency if latency else None,
+        "cpu_share": cpu_ms / latency if latency else None,
         "npu_cycles_check": None if npu is None else npu.check(),
         "config": {
             "npu": npu_config,

@@ -4,8 +4,14 @@ entry (the host reference's outputs: `reference_into`)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import shutil
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,12 +26,103 @@ from sdk.program.layout import AS_MODEL
 from sdk.program.pte import LoadedProgram
 from sdk.utils.npz import read_arrays, write_arrays
 
+if TYPE_CHECKING:
+    from sdk.export.pipeline import QuantizedModel
+
 EXPORT_DIR = "export"  # inside a program entry: what `sdk export` writes
 INPUTS_FILE = "inputs.npz"  # the inputs the deploy checks, in program order
 DATASET_FILE = "dataset.npz"  # --dataset: the data set the program entry was made with
 DATASET_FILES = {ref: f"dataset_{ref}.npz" for ref in REFERENCES}  # per output (N, ...)
 REFERENCE_FILES = {ref: f"reference_{ref}.npz" for ref in REFERENCES}
 HOST_OUTPUTS_FILE = "host.npz"  # inside a reference entry: the host reference's outputs
+
+
+# The quantized models of the current `shared_quantization` block, by `_quantization_key`.
+_SHARED: ContextVar[dict[str, QuantizedModel] | None] = ContextVar("shared", default=None)
+
+
+@contextlib.contextmanager
+def shared_quantization() -> Iterator[dict[str, QuantizedModel]]:
+    """Within the block (one tuning), the exports of one model with one quantization share its
+    load, torch.export, calibration and PT2E conversion: tuning candidates differ in Vela's
+    configuration, the program's I/O and the operators kept on the CPU, all applied when the
+    quantized graph is lowered (`export_into`); the lowerings of one graph and one --cpu-op set
+    share its edge program too (sdk.export.pipeline.shared_edge_programs): only the backend's
+    lowering (TOSA, Vela) runs per candidate. Yields the quantized models it holds; a block
+    nested in another shares the outer's."""
+    from sdk.export.pipeline import shared_edge_programs
+
+    shared = _SHARED.get()
+    if shared is not None:
+        yield shared
+        return
+    token = _SHARED.set(shared := {})
+    try:
+        with shared_edge_programs():  # and each graph's edge program (sdk.export.pipeline)
+            yield shared
+    finally:
+        _SHARED.reset(token)
+
+
+def _quantization_key(
+    model: ModelSpec,
+    npu: NpuConfig,
+    quant: QuantMode,
+    options: QuantOptions,
+    input_layout: str,
+    calibration: Path | None,
+) -> str:
+    """What a quantized model is a function of: the model file's text and name, the NPU (its
+    TOSA profile is the quantizer's), the quantization settings, the input layout and the
+    calibration data's content."""
+    from sdk.evaluation.dataset import content_digest
+
+    parts = (model.path.read_bytes(), str(model), npu.value, quant.value, repr(options.to_json()))
+    calibrated = content_digest(calibration, "--calibration") if calibration else ""
+    digest = hashlib.sha256()
+    for part in (*parts, input_layout, calibrated):
+        digest.update(part if isinstance(part, bytes) else part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _quantized(
+    model: ModelSpec, npu: NpuConfig, quant: QuantMode, options: QuantOptions | None,
+    vela: tuple[list[str] | None, tuple[str, str] | None], input_layout: str,
+    calibration: Path | None, progress: Progress | None,
+) -> QuantizedModel:  # fmt: skip
+    """The model quantized for this export (`vela`: its Vela flags and memories; `calibration`,
+    `progress`: sdk.export.calibration's): from the current `shared_quantization` block when
+    one export there quantized it already (its graph copied: a lowering must not see another's
+    changes), else loaded and quantized now."""
+    import copy
+
+    from sdk.export.calibration import read_calibration
+    from sdk.export.model_loader import load_model
+    from sdk.export.pipeline import quantize
+
+    vela_args, memories = vela
+    shared = _SHARED.get()
+    key = None
+    if shared is not None:
+        key = _quantization_key(
+            model, npu, quant, options or QuantOptions(), input_layout, calibration
+        )
+        if key in shared:
+            first = shared[key]
+            return dataclasses.replace(
+                first, exported=copy.deepcopy(first.exported), vela_args=list(vela_args or []),
+                memories=memories,
+            )  # fmt: skip
+    loaded = load_model(model)
+    samples = read_calibration(calibration, loaded.example_inputs) if calibration else None
+    quantized = quantize(
+        loaded, npu, quant, samples, vela_args=vela_args, options=options, memories=memories,
+        input_layout=input_layout, calibration_from=str(calibration), progress=progress,
+    )  # fmt: skip
+    if shared is not None and key is not None:
+        shared[key] = quantized
+    return quantized
 
 
 def export_into(
@@ -43,11 +140,12 @@ def export_into(
     sdk.export.pipeline.quantize's); `calibration`, `progress`: sdk.export.calibration's."""
     import torch
 
-    from sdk.export.calibration import read_calibration
-    from sdk.export.model_loader import load_model
-    from sdk.export.pipeline import lower, quantize
+    from sdk.export.pipeline import lower
 
-    loaded = load_model(model)
+    quantized = _quantized(
+        model, npu, quant, options, (vela_args, memories), input_layout, calibration, progress
+    )
+    loaded = quantized.loaded
     example = loaded.example_inputs
     if inputs_file is not None:
         arrays = read_arrays(inputs_file)
@@ -59,11 +157,6 @@ def export_into(
     else:
         tensors = example
     samples = read_dataset(dataset, [t.numpy() for t in example]) if dataset else None
-    calibrating = read_calibration(calibration, example) if calibration else None
-    quantized = quantize(
-        loaded, npu, quant, calibrating, vela_args=vela_args, options=options, memories=memories,
-        input_layout=input_layout, calibration_from=str(calibration), progress=progress,
-    )  # fmt: skip
     lower(
         quantized, folder / EXPORT_DIR, cpu_ops=cpu_ops, failure_logs=failure_logs,
         etrecord=True, io=io,

@@ -2,22 +2,26 @@
 allows, check each one's outputs, keep the fastest (or smallest) that passes and fits.
 
 A candidate is a memory configuration (one of the board's npu_memories modes, or ExecuTorch's
-default, whose figures are the board's Shared_Sram ones), Vela's `--optimise`, the program's
-I/O (float or integer), for a model with 4-D inputs their layout (as the model takes them, or
-channels-last: no input transpose on the NPU; sdk.program.layout) and, for a program whose arena
-spills out of the board's npu_arena, `--arena-cache-size` set to that slot. Then placement: the
-best of those with one of its delegates' operators kept on the CPU instead (`--cpu-op`), for the
-operators the firmware has a CPU kernel for. Each candidate is
-an ordinary deploy (cached per configuration: its Vela flags and layout are in the program's
+default, whose figures are the board's Shared_Sram ones), Vela's `--optimise` and, for a
+program whose arena spills out of the board's npu_arena, `--arena-cache-size` set to that slot.
+The program's interface stays what the user's firmware expects unless the user lets it vary
+(`auto`): its I/O (float, or integer) and, for a model with 4-D inputs, their layout (as the
+model takes them, or channels-last: no input transpose on the NPU; sdk.program.layout). Then
+placement: the best of those with one of its delegates' operators kept on the CPU instead
+(`--cpu-op`), for the operators the firmware has a CPU kernel for. Each candidate is an
+ordinary deploy (cached per configuration: its Vela flags and layout are in the program's
 key), so its outputs meet the deploy's own verdict, on QEMU's virtual U55 (`qemu`) or on the
 host's functional U55 running the same command stream bit-exactly (`host`, for models whose
 QEMU runs are too long to have one each).
-Its NPU time is the cycle model of its compiled command stream (sdk.ethosu.cycles), its CPU
-time QEMU's instruction count; docs/tuning.md.
+Its time is its deploy's latency (sdk.deploy.performance: QEMU's instruction count and the
+virtual U55's modelled cycles at the board's clocks); checked on the host, the cycle model of
+its command stream alone (sdk.ethosu.cycles). The candidates that share a quantized graph
+share its quantization (sdk.deploy.references.shared_quantization); docs/tuning.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +40,7 @@ GOALS = ("latency", "size")
 MAX_PLACEMENTS = 3  # operators tried on the CPU instead of the NPU, the most frequent first
 VELA_OPTIMISE = ("Performance", "Size")
 IOS = ("float", "int")
+AUTO = "auto"  # --io auto, --input-layout auto: the tuner may change the program's interface
 # Where a candidate's outputs are checked (the deploy target) and how the table says so.
 CHECKS = {
     "qemu": "QEMU, virtual U55",
@@ -104,8 +109,9 @@ def candidates(
     ios: list[str] | None = None,
     layouts: list[str] | None = None,
 ) -> list[Candidate]:
-    """Every combination of the given axes (default: all the board allows; the input layout as
-    the model has it: `model_layouts` gives the ones a model can take), in that order."""
+    """Every combination of the given axes, in that order (default: every memory configuration
+    and --optimise the board allows; the program's interface kept: float I/O, the input layout
+    as the model has it; `model_layouts` gives the layouts a model can take)."""
     legal = memory_modes(board)
     for name, given, known in (
         ("memory", memories, legal), ("optimise", optimises, VELA_OPTIMISE), ("io", ios, IOS),
@@ -118,7 +124,7 @@ def candidates(
         Candidate(m, o, i, input_layout=layout)
         for m in memories or legal
         for o in optimises or VELA_OPTIMISE
-        for i in ios or IOS
+        for i in ios or IOS[:1]
         for layout in layouts or [AS_MODEL]
     ]
 
@@ -156,6 +162,57 @@ def model_layouts(model: str, given: list[str] | None = None) -> list[str]:
     return list(given) if given else legal
 
 
+def interface(
+    model: str, ios: Sequence[str] | None, layouts: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    """The I/O types and input layouts to try: the given ones (`auto`: every one the model can
+    take), by default the model's own interface (float I/O, inputs as the model takes them),
+    which the firmware written for the model expects."""
+    io_list = list(IOS) if AUTO in (ios or ()) else list(ios or IOS[:1])
+    if AUTO in (layouts or ()):
+        return io_list, model_layouts(model)
+    if set(layouts or [AS_MODEL]) == {AS_MODEL}:  # every model takes that: no need to load it
+        return io_list, [AS_MODEL]
+    return io_list, model_layouts(model, list(layouts or ()))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a tuning tries: its candidates, then (`placement`) the best with an operator on
+    the CPU. `describe` says it before the first export."""
+
+    candidates: tuple[Candidate, ...]
+    placement: bool = True
+
+    def describe(self) -> str:
+        """One line: the dimensions that vary (with their values), those kept, the count."""
+        axes = {
+            "memory": [c.memory for c in self.candidates],
+            "--optimise": [c.optimise for c in self.candidates],
+            "io": [c.io for c in self.candidates],
+            "input layout": [c.input_layout for c in self.candidates],
+        }
+        varied, kept = [], []
+        for name, values in axes.items():
+            distinct = list(dict.fromkeys(values))
+            (varied if len(distinct) > 1 else kept).append(f"{name} {'|'.join(distinct)}")
+        hint = [
+            flag for flag, name in (("--io auto", "io"), ("--input-layout auto", "input layout"))
+            if len(set(axes[name])) == 1
+        ]  # fmt: skip
+        n = len(self.candidates)
+        plural = "s" if n != 1 else ""
+        text = f"tune: {n} candidate{plural}, varying {' x '.join(varied) or 'nothing'}"
+        if kept:
+            text += f"; kept: {', '.join(kept)}"
+            if hint:
+                text += f" ({' / '.join(hint)} to vary)"
+        then = ["a spilling arena bounded to npu_arena"]
+        if self.placement:
+            then.append(f"up to {MAX_PLACEMENTS} operators of the best on the CPU")
+        return f"{text}; then {' and '.join(then)}"
+
+
 @dataclass
 class Trial:
     """A candidate's figures and verdict."""
@@ -165,16 +222,18 @@ class Trial:
     passed: bool
     fits: bool
     failure: str | None = None
-    npu_cycles: int | None = None  # the cycle model of the compiled streams, every call
+    # the run's modelled cycles (qemu checks), else the cycle model of the compiled streams
+    npu_cycles: int | None = None
     macs: int | None = None
     macs_per_cycle: int | None = None
     vela_cycles: float | None = None  # Vela's own estimate (cycles_total), for comparison
-    cpu_instructions: int | None = None  # QEMU's count of the CPU operators (qemu checks)
+    cpu_instructions: int | None = None  # the deploy's performance section's (qemu checks)
     memory_bytes: int | None = None  # program blob + planned buffers + NPU arena
     arena_slot: str | None = None
     seconds: float | None = None
     deploy_dir: str | None = None
     placements: list[str] = field(default_factory=list)  # cpu_placements of its program
+    report: DeployReport | None = field(default=None, repr=False, compare=False)  # its deploy
 
     @property
     def utilisation(self) -> float | None:
@@ -220,27 +279,13 @@ def npu_timing(program) -> tuple[int | None, int, int | None]:
     return cycles, macs, per_cycle
 
 
-def seconds(board: Board, npu_cycles: int, cpu_instructions: int | None) -> float | None:
-    """The modelled NPU cycles at the NPU's clock plus the CPU's instructions at the CPU's
-    (sdk.deploy.performance.Clocks: board.yaml's; one instruction per cycle, a floor for the
-    M55); None without the board's clocks."""
-    from sdk.deploy.performance import Clocks
+def npu_only_seconds(board: Board, npu_cycles: int) -> float | None:
+    """A host-checked candidate's time: the deploy's latency (sdk.deploy.performance) with no
+    CPU instruction counted (the host counts none); None without the board's clocks."""
+    from sdk.deploy.performance import Clocks, latency_ms
 
     clocks = Clocks.of(board)
-    if clocks is None:
-        return None
-    return (clocks.npu_ms(npu_cycles) + clocks.cpu_ms(cpu_instructions or 0)) / 1e3
-
-
-def cpu_instructions(profile: dict | None) -> int | None:
-    """The CPU operators' instructions in a QEMU run's profile (None: no count). The delegate
-    rows are left out: on QEMU they are the firmware driving the virtual U55 over the host
-    link (each register access a UART exchange), which a board's driver does not do."""
-    from sdk.targets.qemu import TIMING_SOURCE
-
-    if profile is None or profile.get("source") != TIMING_SOURCE:
-        return None
-    return sum(int(o["instructions"] or 0) for o in profile["operators"] if o["kind"] == "cpu")
+    return None if clocks is None else latency_ms(clocks, 0, npu_cycles) / 1e3
 
 
 def evaluate(
@@ -271,7 +316,7 @@ def evaluate(
     except SdkError as exc:
         trial.failure = exc.message
         return trial
-    trial.passed, trial.failure = report.passed, report.failure
+    trial.passed, trial.failure, trial.report = report.passed, report.failure, report
     try:  # a program the cycle model or the memory plan cannot read: this trial fails alone
         program = load_program(Path(report.files["program"]))
         export = json.loads((Path(report.files["program"]).parent / "report.json").read_text())
@@ -282,9 +327,13 @@ def evaluate(
         trial.passed, trial.failure = False, f"cannot be timed: {exc.message}"
         return trial
     trial.vela_cycles = (export.get("vela_estimate_total") or {}).get("total_cycles")
-    trial.cpu_instructions = cpu_instructions(report.profile)
-    if trial.npu_cycles is not None:
-        trial.seconds = seconds(board, trial.npu_cycles, trial.cpu_instructions)
+    perf = report.performance
+    if perf is not None:  # the deploy's own figures (QEMU): the table shows what it reports
+        trial.cpu_instructions = perf["cpu_instructions"]
+        trial.npu_cycles, trial.macs = perf["npu_cycles_modelled"], perf["npu_macs"]
+        trial.seconds = perf["latency_ms"] / 1e3
+    elif trial.npu_cycles is not None:
+        trial.seconds = npu_only_seconds(board, trial.npu_cycles)
     trial.placements = cpu_placements(export)
     return trial
 
@@ -323,15 +372,43 @@ class Tuning:
         }
 
 
+@dataclass(frozen=True)
+class Session:
+    """A tuning's fixed settings: what it optimises for, on which board, where each candidate
+    is checked (CHECKS), the folder its deploys go to and the cache their programs share."""
+
+    goal: str
+    board: Board
+    outdir: Path
+    check: str = "qemu"
+    cache: Cache | None = None
+
+
+def _verdict(trial: Trial) -> str:
+    """A candidate's outcome in a progress line: its time, or why it is out."""
+    if not trial.fits:
+        return f"no fit: {(trial.failure or '')[:120]}"
+    if not trial.passed:
+        return f"FAIL: {(trial.failure or '')[:120]}"
+    if trial.seconds is None:
+        return "pass, not timed"
+    return f"pass, {trial.seconds * 1e3:.3f} ms"
+
+
 def tune(
-    model: str, *, goal: str, board: Board, check: str = "qemu", outdir: Path,
-    cache: Cache | None = None, tried: list[Candidate] | None = None, placement: bool = True,
+    model: str, session: Session, plan: Plan | None = None, steps: Steps | None = None,
     **deploy_args: Any,
 ) -> Tuning:  # fmt: skip
-    """Try each candidate (default: all the board allows), and, for one whose arena spills out
-    of the board's npu_arena, the same with Vela's arena bounded to that slot; then (with
-    `placement`, where QEMU counts the CPU's instructions) the best of them with each of
-    cpu_placements on the CPU instead."""
+    """Try each candidate of `plan` (default: every Vela configuration the board allows, the
+    program's interface kept), and, for one whose arena spills out of the board's npu_arena,
+    the same with Vela's arena bounded to that slot; then (with `plan.placement`, where QEMU
+    counts the CPU's instructions) the best of them with each of cpu_placements on the CPU
+    instead. `steps` shows the plan before the first export and each candidate as it ends
+    (n/N, its name, its time); the candidates share one quantization of the model."""
+    from sdk.deploy.references import shared_quantization
+    from sdk.utils.progress import Steps
+
+    goal, board, check = session.goal, session.board, session.check
     check_goal(goal)
     check_where(check)
     if board.npu_kind != "ethos-u55":  # the cycle model is the U55's (sdk.ethosu.cycles)
@@ -341,57 +418,108 @@ def tune(
         )
     if check != "host":
         board.target(check)  # a board without it: a UsageError saying why
-    cache = cache or Cache()
-    todo = list(tried) if tried is not None else candidates(board, layouts=model_layouts(model))
+    cache = session.cache or Cache()
+    plan = plan or Plan(tuple(candidates(board)))
+    if check == "host":  # no CPU time counted there: a CPU placement would look free
+        plan = replace(plan, placement=False)
+    progress = steps or Steps(show=False)
+    progress.say(plan.describe())
+    todo, placement = list(plan.candidates), plan.placement
     fast = board.slots.get("npu_arena")
     trials: list[Trial] = []
-    while todo:
-        candidate = todo.pop(0)
-        trial = evaluate(model, candidate, board, check, outdir / "candidates", cache,
-                         **deploy_args)  # fmt: skip
-        trials.append(trial)
-        if trial.arena_slot == "scratch" and fast and candidate.arena_cache_size is None:
-            todo.insert(0, replace(candidate, arena_cache_size=fast.size))
-        if not todo and placement:
-            best, placement = choose(trials, goal), False
-            # CPU time is counted on QEMU only: elsewhere a CPU placement would look free
-            if (
-                best is not None
-                and best.cpu_instructions is not None
-                and not best.candidate.cpu_ops
-            ):
-                todo = [replace(best.candidate, cpu_ops=(op,)) for op in best.placements]
+    with shared_quantization():
+        while todo:
+            candidate = todo.pop(0)
+            n = len(trials) + 1
+            with progress.step("tune", f"[{n}/{n + len(todo)}] {candidate.name}") as step:
+                trial = evaluate(model, candidate, board, check, session.outdir / "candidates",
+                                 cache, **deploy_args)  # fmt: skip
+                (step.note if trial.passed and trial.fits else step.failed)(_verdict(trial))
+            trials.append(trial)
+            if trial.arena_slot == "scratch" and fast and candidate.arena_cache_size is None:
+                todo.insert(0, replace(candidate, arena_cache_size=fast.size))
+            if not todo and placement:
+                best, placement = choose(trials, goal), False
+                # CPU time is counted on QEMU only: elsewhere a CPU placement would look free
+                if (
+                    best is not None
+                    and best.cpu_instructions is not None
+                    and not best.candidate.cpu_ops
+                ):
+                    todo = [replace(best.candidate, cpu_ops=(op,)) for op in best.placements]
     return Tuning(goal, check, trials, choose(trials, goal))
 
 
 def tune_and_deploy(
-    model: str, *, goal: str, board: Board, check: str = "qemu", target: str = "auto",
-    outdir: Path, cache: Cache | None = None, tried: list[Candidate] | None = None,
+    model: str, session: Session, target: str = "auto", plan: Plan | None = None,
     steps: Steps | None = None, **deploy_args: Any,
 ) -> DeployReport:  # fmt: skip
-    """`sdk deploy --optimize`: tune, then deploy the chosen configuration to `target` (its
-    report, with the `tuning` section). None passed: a MismatchError naming each failure."""
+    """`sdk deploy --optimize`: tune (its progress on `steps`' terminal), then deploy the
+    chosen configuration to `target` (its report, with the `tuning` section). None passed: a
+    MismatchError naming each failure."""
     from sdk.deploy.pipeline import deploy
+    from sdk.deploy.references import shared_quantization
     from sdk.deploy.report import REPORT_FILE
+    from sdk.utils.progress import Steps
 
-    cache = cache or Cache()
-    tuning = tune(model, goal=goal, board=board, check=check, outdir=outdir, cache=cache,
-                  tried=tried, **deploy_args)  # fmt: skip
-    chosen = tuning.chosen
-    if chosen is None:
-        failures = "; ".join(f"{t.candidate.name}: {t.failure}" for t in tuning.trials)
-        raise MismatchError(f"--optimize {goal}: no configuration passed ({failures})")
-    c = chosen.candidate
-    cpu_ops = [*(deploy_args.pop("cpu_ops", None) or []), *c.cpu_ops]
-    report = deploy(
-        model, board=board, target=target, io=c.io, npu_memory=c.memory,
-        vela_args=c.vela_args(), input_layout=c.input_layout, outdir=outdir, cache=cache,
-        steps=steps, cpu_ops=cpu_ops, **deploy_args,
-    )  # fmt: skip
-    tuning.final = {"target": report.target, "passed": report.passed, "failure": report.failure}
+    session = replace(session, cache=session.cache or Cache())
+    with shared_quantization():  # the final deploy too, when there is no cache to read it from
+        tuning = tune(model, session, plan, Steps(show=steps.show if steps else False),
+                      **deploy_args)  # fmt: skip
+        chosen = tuning.chosen
+        if chosen is None:
+            failures = "; ".join(f"{t.candidate.name}: {t.failure}" for t in tuning.trials)
+            raise MismatchError(f"--optimize {session.goal}: no configuration passed ({failures})")
+        c = chosen.candidate
+        report = _as_final(chosen, session, target, deploy_args.get("fvp"))
+        if report is None:
+            cpu_ops = [*(deploy_args.pop("cpu_ops", None) or []), *c.cpu_ops]
+            report = deploy(
+                model, board=session.board, target=target, io=c.io, npu_memory=c.memory,
+                vela_args=c.vela_args(), input_layout=c.input_layout, outdir=session.outdir,
+                cache=session.cache, steps=steps, cpu_ops=cpu_ops, **deploy_args,
+            )  # fmt: skip
+        elif steps is not None:
+            steps.say(f"deploy: {c.name} ran on {report.target} as a candidate: that run is "
+                      f"the deploy ({chosen.deploy_dir})")  # fmt: skip
+    tuning.final = {
+        "target": report.target, "passed": report.passed, "failure": report.failure,
+        "latency_ms": (report.performance or {}).get("latency_ms"),
+    }  # fmt: skip
     report.tuning = tuning.to_json()
-    report.write(outdir / REPORT_FILE)
+    report.write(session.outdir / REPORT_FILE)
     return report
+
+
+def _as_final(
+    chosen: Trial, session: Session, target: str, fvp: Path | None
+) -> DeployReport | None:
+    """The chosen candidate's deploy as the final one, when it ran where the final deploy would
+    (`target`, `auto` resolved as the deploy does): the same program, firmware and inputs, so
+    running it again would only repeat it (and the timer's phase against the run's start would
+    move its figures by a tick: the table would not show the deploy's latency). Its outputs are
+    copied into the session's outdir. None: the final deploy must run."""
+    import dataclasses
+    import shutil
+
+    from sdk.deploy.pipeline import choose_target
+    from sdk.deploy.report import REPORT_FILE
+    from sdk.targets.base import RunOptions
+
+    ran = chosen.report
+    if ran is None or target not in ("auto", ran.target):
+        return None
+    if (
+        target == "auto"
+        and choose_target(target, session.board, RunOptions(fvp=fvp))[0] != ran.target
+    ):
+        return None
+    outdir = session.outdir
+    outdir.mkdir(parents=True, exist_ok=True)
+    outputs = outdir / "outputs.npz"
+    shutil.copyfile(ran.files["outputs"], outputs)
+    files = {**ran.files, "outputs": str(outputs), "report": str(outdir / REPORT_FILE)}
+    return dataclasses.replace(ran, files=files)
 
 
 def _number(value: float | int | None, form: str = ",.0f") -> str:
@@ -419,8 +547,27 @@ def render_table(tuning: dict) -> str:
         if t["failure"]:
             lines.append(f"    {t['failure'][:160]}")
     lines.append(f"chosen: {tuning['chosen'] or 'none passed'}")
+    chosen = next((t for t in tuning["trials"] if t["name"] == tuning["chosen"]), None)
+    changed = _interface_change(chosen["candidate"]) if chosen else None
+    if changed:
+        lines.append(f"NOTE: {changed}")
     final = tuning.get("final_deploy")
     if final is not None:
         verdict = "passed" if final["passed"] else f"FAILED: {final['failure']}"
-        lines.append(f"deployed to {final['target']}: {verdict}")
+        latency = final.get("latency_ms")
+        at = "" if latency is None else f", latency {latency:.3f} ms"
+        lines.append(f"deployed to {final['target']}: {verdict}{at}")
     return "\n".join(lines)
+
+
+def _interface_change(candidate: dict) -> str | None:
+    """What the chosen program's interface changes for the firmware that feeds it (--io auto,
+    --input-layout auto let the tuner choose it), or None."""
+    changes = []
+    if candidate["io"] != IOS[0]:
+        changes.append(f"takes and returns {candidate['io']} (quantized) values, not float")
+    if candidate["input_layout"] != AS_MODEL:
+        changes.append(f"takes its 4-D inputs {candidate['input_layout']}")
+    if not changes:
+        return None
+    return f"the chosen program {' and '.join(changes)}: firmware feeding it must do so too"

@@ -20,7 +20,8 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from io import StringIO
 from pathlib import Path
@@ -433,6 +434,84 @@ def _lowering_key(
     return digest.hexdigest()
 
 
+# The edge programs of the current `shared_edge_programs` block, by `_edge_key`: (the quantized
+# graph module, kept so its id is not reused, and the edge program before any backend ran).
+_SHARED_EDGE: ContextVar[dict[tuple, tuple[Any, Any]] | None] = ContextVar("edge", default=None)
+
+
+@contextlib.contextmanager
+def shared_edge_programs() -> Iterator[None]:
+    """Within the block (one tuning), the lowerings of one quantized graph (one
+    QuantizedModel.graph_module) with one partitioning (--cpu-op, the boundary fix) share its
+    edge program: ExecuTorch's decomposition to the edge dialect, before the backend runs,
+    which no Vela flag and no --io changes. Each lowering lowers a copy of it."""
+    if _SHARED_EDGE.get() is not None:
+        yield
+        return
+    token = _SHARED_EDGE.set({})
+    try:
+        yield
+    finally:
+        _SHARED_EDGE.reset(token)
+
+
+def _edge_key(
+    quantized: QuantizedModel, partitioner: NpuPartitioner, cpu_ops: list[str], fix_boundaries: bool
+) -> tuple:
+    """What an edge program is a function of besides the graph: the NPU (its TOSA profile
+    decides the operators kept whole), the operators forced on the CPU and the partitioner."""
+    return (
+        id(quantized.graph_module), quantized.npu.value, quantized.input_layout,
+        tuple(sorted(cpu_ops)), fix_boundaries, type(partitioner).__name__,
+    )  # fmt: skip
+
+
+def _to_edge_and_lower(
+    quantized: QuantizedModel, partitioner: NpuPartitioner, cpu_ops: list[str], fix_boundaries: bool
+) -> Any:
+    """ExecuTorch's to_edge_transform_and_lower of the quantized graph; in a
+    `shared_edge_programs` block, its two halves: the edge program (made once per graph and
+    partitioning, copied) and the backend's lowering with this partitioner, then the same
+    checks of the preserved operators."""
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    from executorch.exir.program import _program as et
+
+    def config() -> EdgeCompileConfig:
+        return EdgeCompileConfig(
+            _core_aten_ops_exception_list=outside_core_aten(quantized.exported.graph)
+        )
+
+    shared = _SHARED_EDGE.get()
+    if shared is None:
+        return to_edge_transform_and_lower(
+            quantized.exported, partitioner=[partitioner], compile_config=config()
+        )
+    key = _edge_key(quantized, partitioner, cpu_ops, fix_boundaries)
+    if key not in shared:
+        made = et._gen_edge_manager_for_partitioners(
+            {"forward": [partitioner]}, {"forward": quantized.exported}, config(), None
+        )
+        shared[key] = (quantized.graph_module, made)
+    else:  # what making it does to a partitioner (its compile spec takes the pass pipeline's
+        # configuration, which the delegate records): this one too, the program left unused
+        partitioner.transform_for_pre_decomposition(quantized.exported)
+    edge = copy.deepcopy(shared[key][1]).to_backend({"forward": partitioner})
+    program = edge.exported_program()
+    ops, check_op_support = partitioner.ops_to_not_decompose(program)
+    if not et._can_skip_using_EDGE_DO_NOT_DECOMP(partitioner, program):
+        ops = et._remove_invalid_ops_for_not_decompose(ops)
+    et._sanity_check_graph_for_non_decomp_ops(
+        "forward", program, set(ops), check_op_support,
+        partitioner_name=type(partitioner).__name__, generate_error=True,
+    )  # fmt: skip
+    if edge.compile_config._check_ir_validity:
+        et.EXIREdgeDialectVerifier(
+            edge_compile_config=edge.compile_config, class_only=True,
+            preserve_ops=edge.compile_config.preserve_ops + list(ops),
+        )()(program.graph_module)  # fmt: skip
+    return edge
+
+
 def _lower_once(
     quantized: QuantizedModel,
     outdir: Path,
@@ -446,8 +525,6 @@ def _lower_once(
     workarounds: list[dict],
 ) -> ExportResult:
     """One lowering (see `lower`); raises _OverlappingNpuOutputs before writing OUTDIR."""
-    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-
     spec = compile_spec(quantized.npu, quantized.vela_args, quantized.memories)
     forced = ForceOnCpu(cpu_ops) if cpu_ops else None
     checks = [RankZeroFromRanked(), *([forced] if forced else [])]
@@ -463,13 +540,7 @@ def _lower_once(
                 contextlib.redirect_stderr(vela_log),
                 sdk_tosa_passes(tosa_passes) as narrow,
             ):
-                edge = to_edge_transform_and_lower(
-                    quantized.exported,
-                    partitioner=[partitioner],
-                    compile_config=EdgeCompileConfig(
-                        _core_aten_ops_exception_list=outside_core_aten(quantized.exported.graph)
-                    ),
-                )
+                edge = _to_edge_and_lower(quantized, partitioner, cpu_ops, fix_boundaries)
                 keep_long_indices(edge.exported_program().graph_module)
                 io_section = replace(integer_io(edge, io), input_layout=quantized.input_layout)
                 lowered = _lowered_modules(edge)

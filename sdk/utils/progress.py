@@ -58,6 +58,11 @@ class StepHandle:
     def note(self, detail: str) -> None:
         self.record.detail = detail
 
+    def failed(self, detail: str) -> None:
+        """The step ran to its end but what it judged failed (a tuning candidate that did not
+        pass): marked so, without an exception stopping the command."""
+        self.record.status, self.record.detail = FAILED, detail
+
 
 class Steps:
     def __init__(self, show: bool) -> None:
@@ -68,6 +73,12 @@ class Steps:
             from rich.console import Console
 
             self._console = Console(stderr=True)
+
+    def say(self, text: str) -> None:
+        """A line of its own among the steps (what a long command is about to do); shown only
+        when the steps are."""
+        if self._console is not None:
+            self._console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     @contextlib.contextmanager
     def step(self, name: str, label: str | None = None) -> Iterator[StepHandle]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sdk.cache import Cache
-from sdk.deploy.tune import candidates, model_layouts
+from sdk.deploy.tune import AUTO, candidates, interface, model_layouts
 from sdk.errors import UsageError
 from sdk.firmware.boards import load_board
 from sdk.program.layout import (
@@ -34,7 +34,12 @@ def test_the_tuner_offers_channels_last_only_for_4d_inputs():
     with pytest.raises(UsageError, match="no 4-D input"):
         model_layouts(POINTS, [CHANNELS_LAST])
     board = load_board("corstone300")
-    both = candidates(board, layouts=model_layouts(CONV))
+    assert interface(CONV, None, None) == (["float"], [AS_MODEL])  # the model's, by default
+    assert interface(CONV, None, [AUTO]) == (["float"], [AS_MODEL, CHANNELS_LAST])
+    with pytest.raises(UsageError, match="no 4-D input"):
+        interface(POINTS, None, [CHANNELS_LAST])
+    ios, layouts = interface(CONV, [AUTO], [AUTO])
+    both = candidates(board, ios=ios, layouts=layouts)
     assert len(both) == 3 * 2 * 2 * 2  # memory x --optimise x --io x input layout
     assert {c.input_layout for c in candidates(board, layouts=model_layouts(POINTS))} == {AS_MODEL}
     assert "in=channels-last" in both[1].name and "in=" not in both[0].name

@@ -12,12 +12,17 @@ import pytest
 from sdk.cache import Cache
 from sdk.cli.main import main
 from sdk.deploy.tune import (
+    AUTO,
+    IOS,
     MAX_PLACEMENTS,
     Candidate,
+    Plan,
+    Session,
     Trial,
     candidates,
     choose,
     cpu_placements,
+    interface,
     render_table,
     tune,
     tune_and_deploy,
@@ -29,11 +34,11 @@ from sdk.firmware.boards import load_board
 REPO = Path(__file__).resolve().parents[2]
 MODEL = str(REPO / "tests" / "deploy" / "models" / "tune_conv.py")
 # ExecuTorch's default and the board's two modes: the Sram_Only one is the fastest.
-TRIED = [
+TRIED = (
     Candidate(EXECUTORCH_DEFAULT),
     Candidate("Sram_Only"),
     Candidate("Shared_Sram", "Size", "int"),
-]
+)
 
 
 def trial(name: str, passed: bool, cycles: int, size: int) -> Trial:
@@ -56,7 +61,9 @@ def test_candidates_are_the_boards_modes_and_never_a_faster_memory(tmp_path):
     board = load_board("corstone300")
     found = candidates(board)
     assert {c.memory for c in found} == {EXECUTORCH_DEFAULT, "Shared_Sram", "Sram_Only"}
-    assert len(found) == 3 * 2 * 2  # memory x --optimise x --io
+    assert len(found) == 3 * 2  # memory x --optimise: the program's float I/O kept
+    assert {(c.io, c.input_layout) for c in found} == {("float", "as-model")}
+    assert len(candidates(board, ios=list(IOS))) == 3 * 2 * 2
     with pytest.raises(UsageError, match="unknown memory 'Dedicated_Sram'"):
         candidates(board, memories=["Dedicated_Sram"])
     memories = board.npu_memories
@@ -95,18 +102,28 @@ def cache(tmp_path_factory) -> Cache:
 
 
 @pytest.mark.slow
-def test_tune_chooses_the_fewest_cycles_that_pass(tmp_path, cache):
+def test_tune_chooses_the_fewest_cycles_that_pass(tmp_path, cache, capsys):
+    """... and says what it will try before the first export, then each candidate as it ends."""
     from sdk.program.audit import read_delegates
     from sdk.program.pte import load_program
+    from sdk.utils.progress import Steps
 
     board = load_board("corstone300")
-    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
-                  cache=cache, tried=TRIED, placement=False)  # fmt: skip
-    assert [t.candidate for t in tuning.trials] == TRIED
+    plan = Plan(TRIED, placement=False)
+    tuning = tune(MODEL, Session("latency", board, tmp_path, "host", cache), plan,
+                  Steps(show=True))  # fmt: skip
+    assert [t.candidate for t in tuning.trials] == list(TRIED)
+    shown = capsys.readouterr().err.splitlines()
+    said = shown.index(plan.describe())
+    assert "3 candidates" in shown[said]
+    for n, t in enumerate(tuning.trials, 1):
+        line = next(i for i, x in enumerate(shown) if f"[{n}/3] {t.candidate.name}" in x)
+        assert line > said and f"pass, {t.seconds * 1e3:.3f} ms" in shown[line]
     assert all(t.passed and t.fits for t in tuning.trials), [t.failure for t in tuning.trials]
     fewest = min(tuning.trials, key=lambda t: t.npu_cycles)
     assert tuning.chosen is fewest and fewest.candidate.memory == "Sram_Only"
-    assert len({t.npu_cycles for t in tuning.trials}) == len(TRIED)
+    # ExecuTorch's default prices memory as the board's Shared_Sram (docs/memory.md)
+    assert all(t.npu_cycles > fewest.npu_cycles for t in tuning.trials if t is not fewest)
     for t in tuning.trials:  # each program compiled with its own configuration
         program = load_program(_program_of(t))
         flags = read_delegates(program)[0].compile_specs["compile_flags"]
@@ -140,13 +157,14 @@ def test_a_candidate_with_wrong_outputs_is_never_chosen(tmp_path, cache, monkeyp
 
     monkeypatch.setattr(CommandStreamExecutor, "run", corrupted)
     board = load_board("corstone300")
-    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path,
-                  cache=cache, tried=TRIED, placement=False)  # fmt: skip
+    tuning = tune(MODEL, Session("latency", board, tmp_path, "host", cache),
+                  Plan(TRIED, placement=False))  # fmt: skip
     wrong = next(t for t in tuning.trials if t.candidate.memory == "Sram_Only")
     assert not wrong.passed and "host reference" in wrong.failure
     assert tuning.chosen is not None and tuning.chosen is not wrong
     passed = [t for t in tuning.trials if t.passed]
-    assert tuning.chosen is min(passed, key=lambda t: t.npu_cycles)
+    # the fewest cycles (ExecuTorch's default and Shared_Sram tie: the smaller program wins)
+    assert tuning.chosen.npu_cycles == min(t.npu_cycles for t in passed)
 
 
 @pytest.mark.slow
@@ -154,11 +172,21 @@ def test_deploy_optimize_on_qemu_checks_each_and_deploys_the_chosen(tmp_path, mo
     """The firmware from the shared cache, as every QEMU deploy test's."""
     monkeypatch.setenv("SDK_FVP", str(tmp_path / "no-fvp"))
     board = load_board("corstone300")
-    report = tune_and_deploy(MODEL, goal="latency", board=board, check="qemu", target="qemu",
-                             outdir=tmp_path, cache=Cache(), tried=TRIED[:2])  # fmt: skip
+    report = tune_and_deploy(MODEL, Session("latency", board, tmp_path, "qemu", Cache()), "qemu",
+                             Plan(TRIED[:2]))  # fmt: skip
     assert report.passed and report.target == "qemu"
     data = json.loads((tmp_path / "deploy.json").read_text())["tuning"]
     assert data["final_deploy"]["passed"] and data["chosen"] == "Sram_Only Performance io=float"
+    # The table's time for the chosen is the deploy's latency (sdk.deploy.performance), and
+    # its figures the final deploy's: the same program, run the same way
+    chosen = next(t for t in data["trials"] if t["name"] == data["chosen"])
+    perf = report.performance
+    assert perf is not None and data["final_deploy"]["latency_ms"] == perf["latency_ms"]
+    assert chosen["seconds"] * 1e3 == pytest.approx(perf["latency_ms"], rel=1e-12)
+    assert (chosen["cpu_instructions"], chosen["npu_cycles"]) == (
+        perf["cpu_instructions"], perf["npu_cycles_modelled"],
+    )  # fmt: skip
+    assert f"latency {perf['latency_ms']:.3f} ms" in render_table(data)
     assert all(t["checked_on"] == "QEMU, virtual U55" and t["passed"] for t in data["trials"])
     configurations = [t for t in data["trials"] if not t["candidate"]["cpu_ops"]]
     assert len(configurations) == 2  # then the chosen one with an operator on the CPU
@@ -216,8 +244,8 @@ def test_an_arena_that_spills_is_tried_again_bounded_to_the_npu_arena(tmp_path, 
         data["slots"]["npu_arena"]["size"] = slot
 
     board = board_copy(tmp_path, small_sram)
-    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "out",
-                  cache=cache, tried=[Candidate("Sram_Only")], placement=False)  # fmt: skip
+    tuning = tune(MODEL, Session("latency", board, tmp_path / "out", "host", cache),
+                  Plan((Candidate("Sram_Only"),), placement=False))  # fmt: skip
     spilled, bounded = tuning.trials
     assert spilled.arena_slot == "scratch" and spilled.passed
     assert bounded.candidate == Candidate("Sram_Only", arena_cache_size=slot)
@@ -282,11 +310,11 @@ def test_the_best_is_tried_again_with_each_operator_on_the_cpu(tmp_path, cache, 
     monkeypatch.setenv("SDK_FVP", str(tmp_path / "no-fvp"))
     board = load_board("corstone300")
     # Checked on the host, the CPU's time is not counted: no placement is tried
-    tuning = tune(MODEL, goal="latency", board=board, check="host", outdir=tmp_path / "host",
-                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    tuning = tune(MODEL, Session("latency", board, tmp_path / "host", "host", cache),
+                  Plan((Candidate("Sram_Only"),)))  # fmt: skip
     assert len(tuning.trials) == 1 and tuning.trials[0].cpu_instructions is None
-    tuning = tune(MODEL, goal="latency", board=board, check="qemu", outdir=tmp_path / "qemu",
-                  cache=cache, tried=[Candidate("Sram_Only")])  # fmt: skip
+    tuning = tune(MODEL, Session("latency", board, tmp_path / "qemu", "qemu", cache),
+                  Plan((Candidate("Sram_Only"),)))  # fmt: skip
     base, *placed = tuning.trials
     assert placed and [t.candidate for t in placed] == [
         Candidate("Sram_Only", cpu_ops=(op,)) for op in base.placements
@@ -300,3 +328,72 @@ def test_the_best_is_tried_again_with_each_operator_on_the_cpu(tmp_path, cache, 
     assert placed[0].cpu_instructions > base.cpu_instructions
     assert tuning.chosen is base
     assert "cpu=aten.convolution.default" in render_table(tuning.to_json())
+
+
+@pytest.mark.slow
+def test_exports_in_a_tuning_share_one_quantization(tmp_path):
+    """Inside shared_quantization the candidates of one input layout are quantized once (the
+    Vela configuration and the I/O are the lowering's), and the program lowered from the
+    shared quantization and edge program is the one a fresh export gives, byte for byte."""
+    from sdk.deploy.references import EXPORT_DIR, export_into, shared_quantization
+    from sdk.ethosu.config import NpuConfig, QuantMode
+    from sdk.ethosu.memories import VelaMemory, vela_memory
+    from sdk.export.model_loader import ModelSpec
+
+    board = load_board("corstone300")
+
+    def memory(mode: str) -> VelaMemory:
+        return vela_memory(board.npu_memories, mode, tmp_path / "ini")
+
+    def export(folder: str, mode: str, io: str = "float", layout: str = "as-model") -> tuple:
+        export_into(
+            tmp_path / folder, ModelSpec.parse(MODEL), None, NpuConfig.U55_128, QuantMode.INT8,
+            [], io=io, memories=memory(mode).spec, vela_args=["--optimise=Size"],
+            input_layout=layout,
+        )  # fmt: skip
+        written = tmp_path / folder / EXPORT_DIR
+        return (written / "model.pte").read_bytes(), (written / "report.json").read_text()
+
+    with shared_quantization() as shared:
+        export("a", "Shared_Sram")
+        shared_sram_only = export("b", "Sram_Only", io="int")
+        assert len(shared) == 1  # two Vela configurations and two I/Os: one quantization
+        export("c", "Sram_Only", layout="channels-last")
+        assert len(shared) == 2  # another input layout: another graph to quantize
+    assert export("fresh", "Sram_Only", io="int") == shared_sram_only
+
+
+@pytest.mark.slow
+def test_optimize_keeps_the_programs_float_io_unless_io_auto(tmp_path):
+    """`--optimize latency` keeps the model's interface: every candidate, and so the chosen
+    one, takes float inputs; `--io auto` lets the tuner try integer I/O too."""
+    args = ["deploy", MODEL, "--optimize", "latency", "--tune-check", "host",
+            "--target", "qemu", "--quiet"]  # fmt: skip
+    assert main([*args, "-o", str(tmp_path / "kept")]) == 0
+    kept = json.loads((tmp_path / "kept" / "deploy.json").read_text())
+    assert {t["candidate"]["io"] for t in kept["tuning"]["trials"]} == {"float"}
+    assert kept["io"]["mode"] == "float" and "io=float" in kept["tuning"]["chosen"]
+    assert len(kept["tuning"]["trials"]) == 3 * 2  # memory x --optimise
+    assert main([*args, "--io", "auto", "-o", str(tmp_path / "auto")]) == 0
+    auto = json.loads((tmp_path / "auto" / "deploy.json").read_text())["tuning"]
+    tried = [t["candidate"]["io"] for t in auto["trials"]]
+    assert tried.count("int") == tried.count("float") == 3 * 2
+
+
+def test_io_auto_is_the_tuners_choice_only(capsys):
+    code = main(["deploy", MODEL, "--io", "auto", "--target", "qemu", "--quiet"])
+    assert code == 2 and "--io auto: only with --optimize" in capsys.readouterr().err
+
+
+def test_the_plan_says_what_varies_and_what_is_kept():
+    board = load_board("corstone300")
+    ios, layouts = interface(MODEL, None, None)
+    kept = Plan(tuple(candidates(board, ios=ios, layouts=layouts))).describe()
+    assert kept.startswith("tune: 6 candidates, varying memory executorch|Shared_Sram|Sram_Only")
+    assert "kept: io float, input layout as-model (--io auto / --input-layout auto to vary)" in kept
+    ios, layouts = interface(MODEL, [AUTO], [AUTO])
+    varied = Plan(tuple(candidates(board, ios=ios, layouts=layouts)), placement=False).describe()
+    assert "24 candidates" in varied and "io float|int x input layout as-model|channels-last" in (
+        varied
+    )
+    assert "kept" not in varied and "on the CPU" not in varied
