@@ -318,6 +318,16 @@ def _partition_tag(lowered) -> str | None:
     return None
 
 
+def _indices_by_payload(delegates: list) -> dict[str, list[int]]:
+    """Each payload digest's delegate indices, ascending. A digest is not a delegate's name:
+    two partitions of a model's repeated blocks compile to the same bytes, and keyed by digest
+    alone one of them would get no TOSA (and the other's twice)."""
+    found: dict[str, list[int]] = {}
+    for info in sorted(delegates, key=lambda d: d.index):
+        found.setdefault(info.sha256, []).append(info.index)
+    return found
+
+
 class _OverlappingNpuOutputs(Exception):
     """Vela compiled operations whose OFM overlaps itself (found before OUTDIR is written)."""
 
@@ -524,7 +534,7 @@ def _lower_once(
         (stage / PROGRAM_FILE).write_bytes(program_bytes)
         program = load_program(program_bytes)  # the bytes in hand, not read back
         audit = audit_program(program)
-        payload_to_index = {d.sha256: d.index for d in audit.delegates}
+        unused = _indices_by_payload(audit.delegates)
         call_args = {
             c.delegate_index: [int(a) for a in c.args] for _, c in program.delegate_calls()
         }
@@ -533,7 +543,10 @@ def _lower_once(
         for module in lowered:
             tag = _partition_tag(module)
             digest = hashlib.sha256(module.processed_bytes).hexdigest()
-            index = payload_to_index.get(digest)
+            # Identical partitions (a model's repeated blocks) compile to byte-identical
+            # payloads: each lowered module, in call order, takes the next delegate of its digest.
+            same = unused.get(digest)
+            index = same.pop(0) if same else None
             if tag is None or index is None:
                 raise ExportError("internal: a lowered module does not match any program delegate")
             # Each partition dumps into its own folder (NpuPartitioner._delegation_spec); the
@@ -558,6 +571,9 @@ def _lower_once(
                     "vela_estimate": read_vela_summary(artifacts / tag / "output"),
                 }
             )
+        left = sorted(i for indices in unused.values() for i in indices)
+        if left:  # a delegate no lowered module matched would have no TOSA to check it by
+            raise ExportError(f"internal: no lowered module matches delegate(s) {left}")
         delegates.sort(key=lambda d: d["index"])
         report = build_report(
             quantized,
