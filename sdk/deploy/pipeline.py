@@ -49,7 +49,7 @@ from sdk.deploy.references import (
     reference_into,
 )
 from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_entries
-from sdk.deploy.verdict import judge_outputs
+from sdk.deploy.verdict import HOST_MISMATCH, judge_outputs
 from sdk.errors import ModelLoadError, SdkError, UsageError, check_choice
 from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
@@ -374,6 +374,13 @@ def deploy(
                 run.outputs, host_outputs, references, quant_mode.value, tolerance or Tolerance(),
                 host_rtol, io_section.output_scales(program), io_section,
             )  # fmt: skip
+    if failure is not None and failure.startswith(HOST_MISMATCH) and program.plan.delegates:
+        failure += (
+            f" (which side: `sdk run --target host --npu-executor command-stream {program.path}` "
+            "runs Vela's command stream on the host; equal to the target, the stream is not the "
+            "TOSA graph it was compiled from, a Vela miscompile: keep its operator on the CPU "
+            "with --cpu-op)"
+        )
     if late.failures:
         failure = "; ".join(
             [f"the target ran (its outputs in {outdir / 'outputs.npz'}), then " + late.failures[0]]
