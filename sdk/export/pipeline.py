@@ -406,8 +406,9 @@ def lower(
 
     Vela 5.1.0 miscompiles an Ethos-U55 MatMul whose first operand is a slice into operations
     whose outputs overlap themselves (sdk.ethosu.functional.execute.OVERLAP_CAUSE), and a
-    batched one (attention's q of a fused qkv) into MUL + REDUCE_SUM pairs that read batch 0's
-    first operand for every batch (STUCK_OPERAND_MATMUL): such a program gives the wrong
+    batched one run batch by batch (attention's q @ k^T of a fused qkv) into MUL + REDUCE_SUM
+    pairs that read batch 0's first operand for every batch (STUCK_OPERAND_MATMUL): such a
+    program gives the wrong
     result on the device and is never written. The SDK lowers again with the bmm on the CPU
     and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
     naming the operations. The stock partitioner's export only reports them

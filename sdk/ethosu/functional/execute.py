@@ -280,10 +280,14 @@ MISCOMPILED_MATMUL = (
     "tensor): the device's result is not the model's matmul"
 )
 OVERLAP_CAUSE = f"{MISCOMPILED_MATMUL}; keep it on the CPU (--cpu-op aten.bmm)"
+# Regor 5.1.0's EthosU55RCSGenerator::InsertMatMulCommand: with a temporary buffer smaller than
+# the first operand ("low memory mode") it runs the batches one by one, advancing the second
+# operand's and the output's start per batch but not the first operand's (computed once,
+# before the batch loop). Attention's q @ k^T over a fused qkv gets such a buffer.
 STUCK_OPERAND_MATMUL = (
-    "Vela 5.1.0 compiles an Ethos-U55 batched MatMul whose first operand is a slice (q of a "
-    "fused qkv: reshape -> permute -> select) one batch at a time, its MUL + REDUCE_SUM "
-    "operations reading every batch's first operand from batch 0's address: batch b computes "
+    "Vela 5.1.0 compiles an Ethos-U55 batched MatMul whose temporary buffer holds one batch "
+    "(attention's q @ k^T of a fused qkv) one batch at a time, its MUL + REDUCE_SUM operations "
+    "reading every batch's first operand from batch 0's address: batch b computes "
     "q[0] @ k[b]^T, not q[b] @ k[b]^T"
 )
 
