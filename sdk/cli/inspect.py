@@ -15,7 +15,8 @@ def add_parser(subparsers) -> None:
         description="Read PROGRAM.pte with ExecuTorch's deserializer: inputs/outputs, CPU "
         "operators, each delegate's Vela payload and boundary records next to the program's "
         "tensors. Exits 3 when a delegate boundary tensor disagrees with the NPU's record, or "
-        "when an NPU operation's output overlaps itself (a Vela miscompilation).",
+        "when an NPU operation's output overlaps itself or a batched MatMul reads batch 0's "
+        "operand for every batch (Vela miscompilations).",
     )
     p.add_argument("program", type=Path, help="the .pte file")
     p.add_argument("--json", action="store_true", help="print JSON (fields: see README)")
@@ -50,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: boundary audit: {problem}", file=sys.stderr)
     for overlap in report["npu_output_overlaps"] or []:
         print(f"error: {overlap}: the device's result is not the model's", file=sys.stderr)
-    if not audit_json["ok"] or report["npu_output_overlaps"]:
+    for stuck in report["npu_stuck_matmul_operands"] or []:
+        print(f"error: {stuck}: the device's result is not the model's", file=sys.stderr)
+    if not audit_json["ok"] or report["npu_output_overlaps"] or report["npu_stuck_matmul_operands"]:
         return 3
     return 1 if refused else 0

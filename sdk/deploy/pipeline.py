@@ -13,8 +13,11 @@ not fit) is refused before the long steps that do not need it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +48,8 @@ from sdk.deploy.references import (
     reference_into,
 )
 from sdk.deploy.report import REPORT_FILE, DeployReport, placement_of, timing_entries
-from sdk.deploy.verdict import judge_outputs
-from sdk.errors import ModelLoadError, UsageError, check_choice
+from sdk.deploy.verdict import HOST_MISMATCH, judge_outputs
+from sdk.errors import ModelLoadError, SdkError, UsageError, check_choice
 from sdk.ethosu.config import NpuConfig, QuantMode
 from sdk.ethosu.memories import VELA_CONFIG_DIR, vela_memory
 from sdk.evaluation.accuracy import REFERENCES, Tolerance
@@ -70,10 +73,12 @@ from sdk.targets.run import (
     require_available,
 )
 from sdk.utils.npz import read_arrays, write_arrays
-from sdk.utils.progress import Steps
+from sdk.utils.progress import FAILED, StepHandle, StepRecord, Steps
 
 FIRMWARE_FILE = "executor_runner.elf"
 REGISTRATIONS_DIR = "registrations"  # inside a firmware entry: the kernels it was built with
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -324,17 +329,22 @@ def deploy(
     clocks = Clocks.of(spec)
     program.check_inputs(run_inputs)
     dataset_section = None
+    profile = None
+    # What failed after the target ran: the report says it beside what ran (a later step's
+    # error never drops the run's outputs, its profile or its timing).
+    late = _LateFailures(steps)
     with chosen.strategy.up(run_options, program) as running:
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
+            write_arrays(outdir / "outputs.npz", run.outputs)
+        with late.step("profile", "profile of the run", shown=False):
             profile = profile_of(running, program, outdir)
             if profile is not None:  # the export's ETRecord: Inspector names the operators
                 profile["etrecord"] = str(export_dir / ETRECORD_FILE)
                 join_vela_estimates(profile, export_report)
                 add_profile_latency(profile, run.timing.npu_modelled, clocks)
-        write_arrays(outdir / "outputs.npz", run.outputs)
         if dataset is not None:
-            with steps.step("dataset", f"data set on {target_name}") as step:
+            with late.step("dataset", f"data set on {target_name}") as step:
                 dataset_section = validate_dataset(
                     running, program, program_entry.path, run_options, dataset_thresholds,
                     steps.show, outdir / DATASET_OUTPUTS_FILE, io_section,
@@ -342,7 +352,9 @@ def deploy(
                 dataset_section["file"] = str(dataset)  # the user's, not the cache's copy
                 step.note(dataset_note(dataset_section))
 
-    with steps.step("reference", "host reference") as step:
+    reference_entry = None
+    host_outputs = None
+    with late.step("reference", "host reference") as step:
         # The host reference is a function of the program, its saved TOSA, the inputs and the
         # reference's code and packages (the key): an unchanged deploy reads its outputs back.
         reference_entry = cached(
@@ -355,12 +367,31 @@ def deploy(
             step.cached("the host reference's outputs from the cache")
         host_outputs = read_arrays(reference_entry.path / HOST_OUTPUTS_FILE)
 
-    with steps.step("compare", "compare"):
-        references = {r: read_arrays(program_entry.path / REFERENCE_FILES[r]) for r in REFERENCES}
-        checks, failure, warnings = judge_outputs(
-            run.outputs, host_outputs, references, quant_mode.value, tolerance or Tolerance(),
-            host_rtol, io_section.output_scales(program), io_section,
-        )  # fmt: skip
+    checks, failure, warnings = [], None, []
+    with late.step("compare", "compare") as step:
+        if host_outputs is None:
+            step.skip("no host reference to compare with")
+        else:
+            references = {
+                r: read_arrays(program_entry.path / REFERENCE_FILES[r]) for r in REFERENCES
+            }
+            checks, failure, warnings = judge_outputs(
+                run.outputs, host_outputs, references, quant_mode.value, tolerance or Tolerance(),
+                host_rtol, io_section.output_scales(program), io_section,
+            )  # fmt: skip
+    if failure is not None and failure.startswith(HOST_MISMATCH) and program.plan.delegates:
+        failure += (
+            f" (which side: `sdk run --target host --npu-executor command-stream {program.path}` "
+            "runs Vela's command stream on the host; equal to the target, the stream is not the "
+            "TOSA graph it was compiled from, a Vela miscompile: keep its operator on the CPU "
+            "with --cpu-op)"
+        )
+    if late.failures:
+        failure = "; ".join(
+            [f"the target ran (its outputs in {outdir / 'outputs.npz'}), then " + late.failures[0]]
+            + late.failures[1:]
+            + ([failure] if failure else [])
+        )
 
     report = DeployReport(
         model=model,
@@ -374,6 +405,7 @@ def deploy(
         vela=vela_key(memory, vela_args),
         quantization=export_report.get("quantization", quant_options.to_json()),
         passed=failure is None
+        and not late.failures
         and bool(checks)
         and all(c.ok for c in checks)
         and (dataset_section is None or dataset_section["passed"]),
@@ -387,7 +419,9 @@ def deploy(
             FIRMWARE_KIND: None
             if firmware_entry is None
             else {"key": firmware_entry.key, "hit": firmware_entry.hit},
-            REFERENCE_KIND: {"key": reference_entry.key, "hit": reference_entry.hit},
+            REFERENCE_KIND: None
+            if reference_entry is None
+            else {"key": reference_entry.key, "hit": reference_entry.hit},
         },
         placement=placement_of(
             program,
@@ -424,6 +458,35 @@ def deploy(
     )
     report.write(outdir / REPORT_FILE)
     return report
+
+
+class _LateFailures:
+    """The steps after the target ran: each one's error is kept (the step marked failed, its
+    reason for the report), not raised, so the deploy still reports what ran."""
+
+    def __init__(self, steps: Steps) -> None:
+        self.steps = steps
+        self.failures: list[str] = []
+
+    @contextlib.contextmanager
+    def step(self, name: str, label: str, shown: bool = True) -> Iterator[StepHandle]:
+        """steps.step(name, label), whose error becomes a failure; `shown=False`: no step of
+        its own in the report unless it fails (the profile is part of the run step)."""
+        try:
+            if shown:
+                with self.steps.step(name, label) as handle:
+                    yield handle
+            else:
+                yield StepHandle(StepRecord(name))
+        except Exception as exc:  # whatever failed, the run's results stay
+            if not shown:
+                self.steps.records.append(StepRecord(name, FAILED, 0.0, str(exc)))
+            else:
+                self.steps.records[-1].detail = str(exc)
+            what = str(exc) if isinstance(exc, SdkError) else f"{type(exc).__name__}: {exc}"
+            self.failures.append(f"{label} failed: {what}")
+            if not isinstance(exc, SdkError):
+                log.warning("%s failed after the run", label, exc_info=True)
 
 
 def _read_json(path: Path) -> dict:

@@ -369,6 +369,10 @@ class VirtualNpu:
     _registers: dict[int, int] = field(default_factory=dict)
     _queued: bool = False  # QSIZE written since the last reset or start
     _delegates: list[Delegate] = field(default_factory=list)
+    # The program's delegate calls in instruction order, and the last job's delegate: which of
+    # two byte-identical delegates a job is (sdk.ethosu.device.VirtualNpu._next_in_call_order).
+    _call_order: list[int] = field(default_factory=list)
+    _last_delegate: int | None = None
     _memory: dict[int, MemorySystem] | None = None  # per delegate index, from its compile spec
     _timings: dict[tuple, StreamTiming] = field(default_factory=dict)
     # Offsets the driver wrote that this NPU does not have (another NPU's layout), in order.
@@ -399,6 +403,7 @@ class VirtualNpu:
                     continue
                 weights = hashlib.sha256(stream.blocks.get("weight_data", b"")).digest()
                 self._delegates.append(Delegate(index, stream, queue, weights))
+            self._call_order = [call.delegate_index for _, call in self.program.delegate_calls()]
 
     # ---- registers ---------------------------------------------------------------------------
 
@@ -611,7 +616,7 @@ class VirtualNpu:
                 held[size] = _bus(session.npu_hash, at, size, "region 0")
             return not size or held[size] == candidate.weights_sha256
 
-        delegate = next((d for d in candidates if holds_weights(d)), None)
+        delegate = self._next_in_call_order([d for d in candidates if holds_weights(d)])
         if delegate is None:
             # A real NPU would compute with whatever is there; this one says so instead, so a
             # wrong base pointer is never a quiet pass.
@@ -620,6 +625,7 @@ class VirtualNpu:
                 STATUS_BUS_FAULT,
                 f"region 0 at 0x{at:x} does not hold delegate {which}'s weights",
             )
+        self._last_delegate = delegate.index
         stream = delegate.stream
         scratch = self.basep(1)
         if self.basep(2) != scratch:
@@ -639,6 +645,22 @@ class VirtualNpu:
             except FirmwareRefused as refused:
                 raise NpuFault(STATUS_BUS_FAULT, f"output {k}: {refused.reply.reason}") from None
         return delegate
+
+    def _next_in_call_order(self, matching: list[Delegate]) -> Delegate | None:
+        """The delegate a job is, of those whose stream and weights it runs. Byte-identical
+        delegates (a model's repeated blocks) compute the same, but the profile and the report
+        name each one: the first of them the program calls after the last job's delegate."""
+        if len(matching) < 2 or not self._call_order:
+            return matching[0] if matching else None
+        by_index = {d.index: d for d in matching}
+        order = self._call_order
+        start = 0
+        if self._last_delegate in order:
+            start = order.index(self._last_delegate) + 1
+        for index in order[start:] + order[:start]:
+            if index in by_index:
+                return by_index[index]
+        return matching[0]
 
     def _execute(
         self, delegate: Delegate, inputs: list[bytes], keepalive: KeepAlive

@@ -51,7 +51,7 @@ from sdk.export.quant_options import QuantOptions
 from sdk.export.report import build_report, cpu_nodes
 from sdk.export.tosa_passes import sdk_tosa_passes
 from sdk.export.vela_summary import read_vela_summary
-from sdk.program.audit import audit_program, npu_output_overlaps
+from sdk.program.audit import audit_program, npu_output_overlaps, npu_stuck_matmul_operands
 from sdk.program.integer_io import check_io
 from sdk.program.io_header import IO_HEADER_FILE, render_io_header
 from sdk.program.layout import AS_MODEL, check_input_layout, laid_out
@@ -301,13 +301,45 @@ def _partition_tag(lowered) -> str | None:
     return None
 
 
-class _OverlappingNpuOutputs(Exception):
-    """Vela compiled operations whose OFM overlaps itself (found before OUTDIR is written)."""
+def _indices_by_payload(delegates: list) -> dict[str, list[int]]:
+    """Each payload digest's delegate indices, ascending. A digest is not a delegate's name:
+    two partitions of a model's repeated blocks compile to the same bytes, and keyed by digest
+    alone one of them would get no TOSA (and the other's twice)."""
+    found: dict[str, list[int]] = {}
+    for info in sorted(delegates, key=lambda d: d.index):
+        found.setdefault(info.sha256, []).append(info.index)
+    return found
 
-    def __init__(self, found: list[str], npu_bmm: bool) -> None:
+
+class _OverlappingNpuOutputs(Exception):
+    """Vela miscompiled a MatMul (found before OUTDIR is written): operations whose OFM
+    overlaps itself, or (`stuck`) a batched MatMul whose first operand stays at batch 0."""
+
+    def __init__(self, found: list[str], npu_bmm: bool, stuck: bool = False) -> None:
         super().__init__("; ".join(found))
         self.found = found
         self.npu_bmm = npu_bmm  # a bmm ran in a delegate: the known cause can be avoided
+        self.stuck = stuck
+
+    @property
+    def why(self) -> str:
+        """The workaround's reason (report.json `vela_workarounds`)."""
+        from sdk.ethosu.functional.execute import MISCOMPILED_MATMUL, STUCK_OPERAND_MATMUL
+
+        return STUCK_OPERAND_MATMUL if self.stuck else MISCOMPILED_MATMUL
+
+    @property
+    def what(self) -> str:
+        """What Vela compiled, for an export that cannot avoid it."""
+        if self.stuck:
+            return (
+                "Vela compiled a batched MatMul that multiplies every batch by batch 0's "
+                "first operand (the device would compute another result than the model)"
+            )
+        return (
+            "Vela compiled NPU operations whose outputs overlap themselves (the device would "
+            "leave its write order, not the model's result)"
+        )
 
 
 BMM = "aten.bmm.default"
@@ -356,11 +388,14 @@ def lower(
     output in a log beside OUTDIR, or in the folder `failure_logs` (`sdk.export.lowering_error`).
 
     Vela 5.1.0 miscompiles an Ethos-U55 MatMul whose first operand is a slice into operations
-    whose outputs overlap themselves (sdk.ethosu.functional.execute.OVERLAP_CAUSE): such a
-    program gives the wrong result on the device and is never written. The SDK lowers again
-    with the bmm on the CPU and says so in the report (`vela_workarounds`); with no bmm to
-    move, the export fails naming the operations. The stock partitioner's export only reports them
-    (`npu_output_overlaps`).
+    whose outputs overlap themselves (sdk.ethosu.functional.execute.OVERLAP_CAUSE), and a
+    batched one run batch by batch (attention's q @ k^T of a fused qkv) into MUL + REDUCE_SUM
+    pairs that read batch 0's first operand for every batch (STUCK_OPERAND_MATMUL): such a
+    program gives the wrong
+    result on the device and is never written. The SDK lowers again with the bmm on the CPU
+    and says so in the report (`vela_workarounds`); with no bmm to move, the export fails
+    naming the operations. The stock partitioner's export only reports them
+    (`npu_output_overlaps`, `npu_stuck_matmul_operands`).
 
     An operator ExecuTorch lowers for the U55 into a different one (_WRONG_ON_U55) stays on
     the CPU from the start, in the report's `lowering_workarounds`.
@@ -368,8 +403,6 @@ def lower(
     `io="int"`: the program takes and returns the quantized integers (sdk.export.integer_io);
     the report's `io` section holds each one's scale and zero-point.
     """
-    from sdk.ethosu.functional.execute import MISCOMPILED_MATMUL
-
     check_io(io)
     cpu_ops = list(cpu_ops or [])
     placed = wrong_on_the_npu(quantized, cpu_ops)
@@ -384,13 +417,10 @@ def lower(
             return _lower_once(*args, cpu_ops, [])
         except _OverlappingNpuOutputs as exc:
             if not exc.npu_bmm:
-                raise ExportError(
-                    "Vela compiled NPU operations whose outputs overlap themselves (the device "
-                    f"would leave its write order, not the model's result): {exc}"
-                ) from None
+                raise ExportError(f"{exc.what}: {exc}") from None
             workaround = {
                 "cpu_op": BMM,
-                "why": MISCOMPILED_MATMUL,
+                "why": exc.why,
                 "found": exc.found,
             }
     try:
@@ -398,10 +428,7 @@ def lower(
         _MISCOMPILED_BMM[key] = workaround  # only a retry that held
         return result
     except _OverlappingNpuOutputs as exc:
-        raise ExportError(
-            f"Vela compiled NPU operations whose outputs overlap themselves, even with {BMM} "
-            f"on the CPU: {exc}"
-        ) from None
+        raise ExportError(f"{exc.what}, even with {BMM} on the CPU: {exc}") from None
 
 
 # The graphs whose first lowering Vela miscompiled (the bmm workaround above), by
@@ -577,7 +604,7 @@ def _lower_once(
         (stage / PROGRAM_FILE).write_bytes(program_bytes)
         program = load_program(program_bytes)  # the bytes in hand, not read back
         audit = audit_program(program)
-        payload_to_index = {d.sha256: d.index for d in audit.delegates}
+        unused = _indices_by_payload(audit.delegates)
         call_args = {
             c.delegate_index: [int(a) for a in c.args] for _, c in program.delegate_calls()
         }
@@ -586,7 +613,10 @@ def _lower_once(
         for module in lowered:
             tag = _partition_tag(module)
             digest = hashlib.sha256(module.processed_bytes).hexdigest()
-            index = payload_to_index.get(digest)
+            # Identical partitions (a model's repeated blocks) compile to byte-identical
+            # payloads: each lowered module, in call order, takes the next delegate of its digest.
+            same = unused.get(digest)
+            index = same.pop(0) if same else None
             if tag is None or index is None:
                 raise ExportError("internal: a lowered module does not match any program delegate")
             # Each partition dumps into its own folder (NpuPartitioner._delegation_spec); the
@@ -611,6 +641,9 @@ def _lower_once(
                     "vela_estimate": read_vela_summary(artifacts / tag / "output"),
                 }
             )
+        left = sorted(i for indices in unused.values() for i in indices)
+        if left:  # a delegate no lowered module matched would have no TOSA to check it by
+            raise ExportError(f"internal: no lowered module matches delegate(s) {left}")
         delegates.sort(key=lambda d: d["index"])
         report = build_report(
             quantized,
@@ -630,15 +663,17 @@ def _lower_once(
                 "the exported program fails the boundary audit: " + "; ".join(audit.problems)
             )
         overlaps = npu_output_overlaps(program)
-        if fix_boundaries and overlaps:
+        stuck = [] if overlaps else npu_stuck_matmul_operands(program)
+        if fix_boundaries and (overlaps or stuck):
             bmm = ForceOnCpu([BMM])  # the --cpu-op matcher: does a delegate hold a bmm?
             npu_bmm = any(
                 not bmm.is_node_supported({}, n)
                 for m in lowered
                 for n in m.original_module.graph_module.graph.nodes
             )
-            raise _OverlappingNpuOutputs(overlaps, npu_bmm)
+            raise _OverlappingNpuOutputs(overlaps or stuck, npu_bmm, stuck=not overlaps)
         report["npu_output_overlaps"] = overlaps
+        report["npu_stuck_matmul_operands"] = stuck
         report["vela_workarounds"] = workarounds
         report["lowering_workarounds"] = placed
         for workaround in workarounds + placed:  # the SDK's choice, not the user's --cpu-op

@@ -176,3 +176,22 @@ def npu_output_overlaps(program: LoadedProgram) -> list[str]:
             for hit in model.overlapping_outputs(decoded):
                 found.append(f"delegate {info.index}: {hit.describe()}")
     return found
+
+
+def npu_stuck_matmul_operands(program: LoadedProgram) -> list[str]:
+    """Each MatMul of the program's U55 streams that Vela lowered batch by batch with its first
+    operand stuck at batch 0 (sdk.ethosu.functional.execute.STUCK_OPERAND_MATMUL), as
+    'delegate i: operations ...'. The stream is sound as a stream (the functional model runs
+    it as the NPU would), but it is not the TOSA graph it was compiled from. A sound stream has
+    none."""
+    from sdk.ethosu.functional import execute
+    from sdk.ethosu.stream.decode import decode_cmd_data
+
+    found = []
+    for info in read_delegates(program):
+        if info.vela is not None:
+            decoded = decode_cmd_data(info.vela.blocks["cmd_data"])
+            if not decoded.is_u85:
+                for hit in execute.stuck_matmul_operands(decoded):
+                    found.append(f"delegate {info.index}: {hit.describe()}")
+    return found

@@ -6,7 +6,13 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from sdk.errors import ProgramError
-from sdk.program.audit import AuditResult, DelegateInfo, audit_program, npu_output_overlaps
+from sdk.program.audit import (
+    AuditResult,
+    DelegateInfo,
+    audit_program,
+    npu_output_overlaps,
+    npu_stuck_matmul_operands,
+)
 from sdk.program.pte import LoadedProgram, operator_name
 
 if TYPE_CHECKING:
@@ -97,6 +103,7 @@ def inspect_program(
         "delegates": delegates,
         "boundary_audit": {"ok": audit.ok, "problems": audit.problems},
         "npu_output_overlaps": _overlaps(program),
+        "npu_stuck_matmul_operands": _stuck(program),
     }
 
 
@@ -105,6 +112,14 @@ def _overlaps(program: LoadedProgram) -> list[str] | None:
     says where)."""
     try:
         return npu_output_overlaps(program)
+    except ProgramError:
+        return None
+
+
+def _stuck(program: LoadedProgram) -> list[str] | None:
+    """npu_stuck_matmul_operands, or None when a command stream does not decode."""
+    try:
+        return npu_stuck_matmul_operands(program)
     except ProgramError:
         return None
 
@@ -163,6 +178,14 @@ def render_text(report: dict, npu_commands: NpuCommands | None = None) -> str:
 
         lines.append(f"NPU outputs overlapping themselves: {OVERLAP_CAUSE}")
         lines += [f"  {o}" for o in report["npu_output_overlaps"]]
+    if report.get("npu_stuck_matmul_operands"):
+        from sdk.ethosu.functional.execute import STUCK_OPERAND_MATMUL
+
+        lines.append(
+            "NPU MatMuls reading batch 0's operand for every batch: "
+            f"{STUCK_OPERAND_MATMUL}; keep it on the CPU (--cpu-op aten.bmm)"
+        )
+        lines += [f"  {o}" for o in report["npu_stuck_matmul_operands"]]
     return "\n".join(lines)
 
 

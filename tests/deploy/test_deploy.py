@@ -343,6 +343,35 @@ def _with_wrong_reference(first, tmp_path, monkeypatch, name: str) -> None:
     monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
 
 
+def test_a_reference_failing_after_the_run_keeps_the_run(first, tmp_path, capsys, monkeypatch):
+    """The host reference fails after the target ran (the saved TOSA unreadable, resealed in a
+    copy of the cache): the deploy fails naming the step, and the report still holds what ran
+    (the run step, its outputs file, its timing); the compare is skipped, not faked."""
+    _, _, report = first
+    entry = Path(report["files"]["program"]).parents[1]
+    copy = tmp_path / "cache"
+    shutil.copytree(entry.parents[1], copy)
+    name = "export/tosa/delegate_0.tosa"
+    (copy / "program" / entry.name / name).write_bytes(b"not a TOSA flatbuffer")
+    reseal(copy / "program" / entry.name, name)
+    monkeypatch.setenv("SDK_CACHE_DIR", str(copy))
+    code, _, err = deploy_cli(
+        capsys, MODEL, "-o", tmp_path / "out", "--quiet", "--json", tmp_path / "r.json"
+    )
+    assert code == 4
+    one_error_line(err, "the target ran", "host reference failed", "not a readable TOSA")
+    failed = json.loads((tmp_path / "r.json").read_text())
+    status = {s["name"]: s["status"] for s in failed["steps"]}
+    assert status["run"] == "done" and status["reference"] == "failed"
+    assert status["compare"] == "skipped"
+    assert failed["passed"] is False and failed["outputs"] == []
+    assert failed["cache"]["reference"] is None
+    (outputs,) = read_arrays(tmp_path / "out" / "outputs.npz")
+    (before,) = read_arrays(first[1] / "out" / "outputs.npz")  # the same program's run
+    np.testing.assert_array_equal(outputs, before)
+    assert {t["source"] for t in failed["timing"]} >= {QEMU_TIMING, VIRTUAL_NPU_MODELLED}
+
+
 def test_a_quantized_model_the_target_misses_fails_naming_the_output(
     first, tmp_path, capsys, monkeypatch
 ):
@@ -394,7 +423,9 @@ def test_a_cached_host_reference_is_still_compared(first, tmp_path, capsys, monk
         capsys, MODEL, "-o", tmp_path / "out", "--quiet", "--json", tmp_path / "r.json"
     )
     assert code == 4
-    one_error_line(err, "the target differs from the host reference: output 0")
+    one_error_line(
+        err, "the target differs from the host reference: output 0", "--npu-executor command-stream"
+    )
     failed = json.loads((tmp_path / "r.json").read_text())
     assert failed["cache"]["reference"]["hit"] is True and failed["passed"] is False
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -279,6 +280,16 @@ MISCOMPILED_MATMUL = (
     "tensor): the device's result is not the model's matmul"
 )
 OVERLAP_CAUSE = f"{MISCOMPILED_MATMUL}; keep it on the CPU (--cpu-op aten.bmm)"
+# Regor 5.1.0's EthosU55RCSGenerator::InsertMatMulCommand: with a temporary buffer smaller than
+# the first operand ("low memory mode") it runs the batches one by one, advancing the second
+# operand's and the output's start per batch but not the first operand's (computed once,
+# before the batch loop). Attention's q @ k^T over a fused qkv gets such a buffer.
+STUCK_OPERAND_MATMUL = (
+    "Vela 5.1.0 compiles an Ethos-U55 batched MatMul whose temporary buffer holds one batch "
+    "(attention's q @ k^T of a fused qkv) one batch at a time, its MUL + REDUCE_SUM operations "
+    "reading every batch's first operand from batch 0's address: batch b computes "
+    "q[0] @ k[b]^T, not q[b] @ k[b]^T"
+)
 
 
 @dataclass(frozen=True)
@@ -318,6 +329,85 @@ def overlapping_outputs(decoded: DecodedCmdData) -> list[OverlappingOutput]:
             hit = _overlap(op, _feature_map(op, "OFM", _ofm_shape(op)))
             if hit is not None:
                 found.append(hit)
+    return found
+
+
+@dataclass(frozen=True)
+class StuckMatmulOperand:
+    """A MatMul lowered to MUL + REDUCE_SUM pairs over several batches whose MULs all read
+    their first operand (IFM) at one address (STUCK_OPERAND_MATMUL)."""
+
+    first: int  # the chain's first and last MUL (operation indices)
+    last: int
+    offset: int  # cmd_data byte of the first MUL
+    ifm_base: int
+    columns: int  # MUL + REDUCE_SUM pairs in the chain
+    batches: int  # runs of evenly spaced REDUCE_SUM outputs: the batches it writes
+
+    def describe(self) -> str:
+        return (
+            f"operations {self.first}-{self.last} (MUL + REDUCE_SUM, cmd_data byte "
+            f"{self.offset}): a MatMul of {self.batches} batches ({self.columns} output "
+            "columns in all) whose every MUL reads its first operand at IFM base "
+            f"0x{self.ifm_base:x} (batch 0's): the other batches are multiplied by batch 0's rows"
+        )
+
+
+def _is_mul(op: Operation) -> bool:
+    return (
+        op.kind == "ELEMENTWISE"
+        and op.fields["elementwise_mode"] == ELEMENTWISE.index("MUL")
+        and not _val(op, "IFM2_BROADCAST", "broadcast_constant", 0)
+    )
+
+
+def _is_reduce_sum(op: Operation) -> bool:
+    return op.kind == "POOL" and op.fields["pooling_mode"] == POOL_MODES.index("REDUCE_SUM")
+
+
+def stuck_matmul_operands(decoded: DecodedCmdData) -> list[StuckMatmulOperand]:
+    """Every MatMul of a U55 stream that Vela lowered batch by batch without moving its first
+    operand (none in a sound stream). Vela's U55 MatMul is a MUL (the first operand times
+    one column of the second, broadcast) and a REDUCE_SUM into one output column, per column;
+    a chain of such pairs reads one IFM. A sound chain covers its batches in the MUL's
+    height (one address serves them all) and writes its columns evenly spaced; a chain
+    whose REDUCE_SUM outputs jump to another batch's block while the IFM stays put multiplies
+    every batch by batch 0's rows."""
+    ops = [op for op in decoded.operations if op.kind not in IGNORED]
+    pairs = [
+        (at, mul, red)
+        for at, (mul, red) in enumerate(itertools.pairwise(ops))
+        if _is_mul(mul)
+        and _is_reduce_sum(red)
+        and _base(red, "IFM_BASE0") == _base(mul, "OFM_BASE0")
+    ]
+    chains: list[list[tuple[Operation, Operation]]] = []
+    previous = -2
+    for at, mul, red in pairs:
+        adjacent, previous = at == previous + 2, at
+        if chains and adjacent:
+            last_mul = chains[-1][-1][0]
+            same = (
+                _base(last_mul, "IFM_BASE0") == _base(mul, "IFM_BASE0")
+                and _val(last_mul, "IFM_REGION", "region") == _val(mul, "IFM_REGION", "region")
+                and _ofm_shape(last_mul) == _ofm_shape(mul)
+            )
+            if same:
+                chains[-1].append((mul, red))
+                continue
+        chains.append([(mul, red)])
+    found = []
+    for chain in chains:
+        outputs = [_base(red, "OFM_BASE0") for _, red in chain]
+        steps = [b - a for a, b in itertools.pairwise(outputs)]
+        if len(set(steps)) < 2:
+            continue
+        usual = max(set(steps), key=steps.count)
+        batches = 1 + sum(step != usual for step in steps)
+        first = chain[0][0]
+        base = _base(first, "IFM_BASE0")
+        last = chain[-1][0].index
+        found.append(StuckMatmulOperand(first.index, last, first.offset, base, len(chain), batches))
     return found
 
 
