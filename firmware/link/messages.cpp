@@ -15,8 +15,10 @@ const char* kind_name(uint8_t kind) {
     case kLoadEnd: return "LOAD_END";
     case kLoadSlot: return "LOAD_SLOT";
     case kSetInput: return "SET_INPUT";
+    case kSetInputSlot: return "SET_INPUT_SLOT";
     case kRun: return "RUN";
     case kGetOutput: return "GET_OUTPUT";
+    case kGetOutputFile: return "GET_OUTPUT_FILE";
     case kStats: return "STATS";
     case kReset: return "RESET";
     case kLinkTest: return "LINK_TEST";

@@ -121,9 +121,21 @@ class Server {
   rt::Error on_load_data(const Frame& request, size_t* n);
   rt::Error on_load_end(const Frame& request, size_t* n);
   rt::Error on_load_slot(const Frame& request, size_t* n);
+  // SET_INPUT's and SET_INPUT_SLOT's tensor header, checked against the program's input.
+  struct InputHeader {
+    uint16_t index = 0;
+    runner::TensorDesc desc = {};
+    uint32_t offset = 0;  // SET_INPUT: of the chunk; SET_INPUT_SLOT: in the inputs slot
+    uint32_t crc = 0;     // SET_INPUT: 0; SET_INPUT_SLOT: the host's CRC-32 of the input
+  };
+  rt::Error take_input_header(const Frame& request, InputHeader* header);
+  // `received` of input `index`'s `nbytes` are in; the reply into the tx payload.
+  void input_taken(uint16_t index, uint32_t received, uint32_t nbytes, size_t* n);
   rt::Error on_set_input(const Frame& request, size_t* n);
+  rt::Error on_set_input_slot(const Frame& request, size_t* n);
   rt::Error on_run(const Frame& request, size_t* n);
   rt::Error on_get_output(const Frame& request, size_t* n);
+  rt::Error on_get_output_file(const Frame& request, size_t* n);
   rt::Error on_stats(size_t* n);
   rt::Error on_link_test(const Frame& request, size_t* n);
   // After LINK_TEST's first answer: the source's bytes, or the sink's count to swallow.

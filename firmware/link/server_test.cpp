@@ -1,6 +1,10 @@
 // The link server driven with encoded frames in memory through a fake transport.
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <functional>
 #include <map>
 #include <string>
@@ -10,6 +14,7 @@
 #include "frame.h"
 #include "npu_absent.h"
 #include "console.h"
+#include "platform_host.h"
 #include "runner.h"
 #include "server.h"
 #include "sha256.h"
@@ -618,6 +623,116 @@ TEST(server_load_slot_reads_an_sdkp_blob) {
   g_slot[40] ^= 1;
   e = error_of(link.request(hostlink::kLoadSlot, req));
   CHECK(e.name == "InvalidProgram" && has(e.reason, "CRC"));
+}
+
+// SET_INPUT_SLOT's header: the input's offset in the inputs slot and the CRC-32 there.
+Bytes slot_header(uint16_t index, uint32_t offset, uint32_t crc) {
+  Bytes h = Link::tensor_header(index, static_cast<uint8_t>(ScalarType::Float), {2, 3}, 24, offset);
+  h[12] = static_cast<uint8_t>(crc);
+  h[13] = static_cast<uint8_t>(crc >> 8);
+  h[14] = static_cast<uint8_t>(crc >> 16);
+  h[15] = static_cast<uint8_t>(crc >> 24);
+  return h;
+}
+
+Bytes output_file_request(uint16_t index, const std::string& name) {
+  Bytes p;
+  put_u16(p, index);
+  put_u16(p, 0);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
+uint32_t crc_of(const float* values) {
+  return runner::crc32(reinterpret_cast<const uint8_t*>(values), 24);
+}
+
+TEST(server_set_input_slot_takes_what_the_host_preloaded_when_its_crc_matches) {
+  Link& link = fresh_link();
+  link.connect();
+  ErrorInfo e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, 0)));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no program loaded"));
+  link.load(add_program());
+  memset(g_stash, 0, sizeof(g_stash));
+  memcpy(g_stash, kA, 24);       // input 0 at 0
+  memcpy(g_stash + 32, kB, 24);  // input 1 at 32: 24 bytes rounded up to 16
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kB))));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "not the input it preloaded"));
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(1, 24, crc_of(kB))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "offset 24 of the inputs slot, the firmware keeps it at 32"));
+  Bytes longer = slot_header(0, 0, crc_of(kA));
+  longer.push_back(0);
+  e = error_of(link.request(hostlink::kSetInputSlot, longer));
+  CHECK(e.name == "BadMessage" && has(e.reason, "its 48-byte header alone"));
+  Bytes wrong_shape = Link::tensor_header(0, static_cast<uint8_t>(ScalarType::Float), {3, 2}, 24, 0);
+  e = error_of(link.request(hostlink::kSetInputSlot, wrong_shape));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "shape"));
+  e = error_of(link.run(1));
+  CHECK(e.name == "BadMessage" && has(e.reason, "input 0 has not been set"));
+  Response r = link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kA)));
+  CHECK_EQ(r.kind, hostlink::kSetInputSlot);
+  CHECK_EQ(u16(r.payload, 0), 0);
+  CHECK_EQ(u32(r.payload, 4), 24);
+  CHECK_EQ(link.request(hostlink::kSetInputSlot, slot_header(1, 32, crc_of(kB))).kind,
+           hostlink::kSetInputSlot);
+  CHECK_EQ(link.run(2).kind, hostlink::kRun);  // the second run puts the slot's copies back
+  r = link.get_output(0, 0, 24);
+  float got[6];
+  memcpy(got, r.payload.data() + 48, 24);
+  for (int i = 0; i < 6; ++i) CHECK(got[i] == kA[i] + kB[i]);
+  // A SET_INPUT over the link replaces the slot's copy: the old CRC no longer holds.
+  link.set_input(0, kB, 0, 6);
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kA))));
+  CHECK(e.name == "InputMismatch");
+}
+
+TEST(server_get_output_file_writes_a_passed_run_s_output_under_a_checked_name) {
+  Link& link = fresh_link();
+  link.connect();
+  link.load(add_program());
+  link.set_input(0, kA, 0, 6);
+  link.set_input(1, kB, 0, 6);
+  ErrorInfo e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, "o.bin")));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no RUN has passed"));
+  CHECK_EQ(link.run(1).kind, hostlink::kRun);
+  host_platform_file_dir(nullptr);  // as a firmware without semihosting
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, "o.bin")));
+  CHECK(e.name == "NotSupported" && has(e.reason, "no semihosting"));
+  char dir[] = "/tmp/server_test_files.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  host_platform_file_dir(dir);
+  for (const char* bad : {"", "../o.bin", ".o", "a/b", "o bin", "o\\b"}) {
+    e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, bad)));
+    CHECK(e.name == "BadMessage");
+  }
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, std::string(65, 'a'))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "1..64"));
+  Bytes lying = output_file_request(0, "o.bin");
+  lying[4] = 4;  // says 4 bytes of name, 5 follow
+  e = error_of(link.request(hostlink::kGetOutputFile, lying));
+  CHECK(e.name == "BadMessage");
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(1, "o.bin")));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no output 1"));
+  Response r = link.request(hostlink::kGetOutputFile, output_file_request(0, "out-0.bin"));
+  CHECK_EQ(r.kind, hostlink::kGetOutputFile);
+  CHECK_EQ(r.payload.size(), 48);  // the header alone: the bytes are in the file
+  float expected[6];
+  for (int i = 0; i < 6; ++i) expected[i] = kA[i] + kB[i];
+  CHECK_EQ(u32(r.payload, 4), 24);
+  CHECK_EQ(u32(r.payload, 12), crc_of(expected));
+  std::string path = std::string(dir) + "/out-0.bin";
+  FILE* f = fopen(path.c_str(), "rb");
+  CHECK(f != nullptr);
+  float got[7] = {};
+  size_t n = f ? fread(got, 1, sizeof(got), f) : 0;
+  if (f) fclose(f);
+  CHECK_EQ(n, 24);
+  CHECK(memcmp(got, expected, 24) == 0);
+  unlink(path.c_str());
+  rmdir(dir);
+  host_platform_file_dir(nullptr);
 }
 
 TEST(server_link_test_source_and_sink) {
