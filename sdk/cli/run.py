@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     program.outputs()  # a non-tensor output is a ProgramError before anything runs
     for case in cases:
         program.check_inputs(case.inputs)
-    with target.strategy.up(run_options, program) as running:
+    with target.strategy.up(run_options, program, inputs=cases[0].inputs) as running:
         reports = [running.run(program, case.inputs, run_options) for case in cases]
     report = reports[0]
     write_arrays(args.output, report.outputs)

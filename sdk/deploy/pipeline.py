@@ -319,7 +319,7 @@ def deploy(
     clocks = Clocks.of(spec)
     program.check_inputs(run_inputs)
     dataset_section = None
-    with chosen.strategy.up(run_options, program) as running:
+    with chosen.strategy.up(run_options, program, inputs=run_inputs) as running:
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
             profile = profile_of(running, program, outdir)

@@ -18,7 +18,8 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from sdk.errors import FirmwareRefused, PayloadError
 from sdk.link import protocol as p
+from sdk.link.bigio import BIG_IO_OVER, SlotInput, output_file_name, read_output_file
 from sdk.link.npu_service import NpuDevice, NpuService
 from sdk.link.protocol import Kind
 from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord
@@ -40,6 +42,15 @@ class Timeouts:
     transfer: float = 2.0  # LOAD_*, SET_INPUT, GET_OUTPUT, INFO, STATS
     run: float = 120.0
     reset: float = 10.0
+
+
+# A transfer's progress: (what, bytes done, bytes in all, the expected seconds at the line's
+# speed), called before the first chunk (done 0), after each chunk, and at the end.
+TransferProgress = Callable[[str, int, int, float], None]
+# Bytes on the wire per payload byte and per frame (COBS, delimiters, header, CRC): a chunk of
+# `max_payload` costs about that many bytes more.
+FRAME_OVERHEAD = p.MIN_BODY + 2
+COBS_OVERHEAD = 1 / 254
 
 
 class LinkSession(Transport, NpuService):
@@ -81,6 +92,17 @@ class LinkSession(Transport, NpuService):
         # The last register exchange answered: a stale announcement can only be of it (they
         # are sequential), and their numbers wrap.
         self._last_exchange: tuple[int, int] | None = None
+        # Large inputs and outputs without the UART (sdk.link.bigio), where the target allows:
+        # the inputs preloaded into the inputs slot for the program of SHA-256 `slot_program`,
+        # and the folder where the firmware's semihosting writes land (an emulator's cwd).
+        self.slot_inputs: dict[int, SlotInput] = {}
+        self.slot_program: bytes | None = None
+        self.output_dir: Path | None = None
+        self._output_files = 0
+        # A board's serial line: its bytes per second (the expected time of a transfer, said
+        # before it starts), and who hears of the progress (None: the log alone).
+        self.line_bytes_per_second: float | None = None
+        self.on_transfer: TransferProgress | None = None
 
     # ---- context manager ---------------------------------------------------------------------
 
@@ -234,11 +256,36 @@ class LinkSession(Transport, NpuService):
         self.loads += 1
         return self._loaded
 
+    def expected_seconds(self, nbytes: int, header: int = 0) -> float:
+        """Seconds `nbytes` of payload take on the line in chunks of a frame's payload less
+        `header` (0: no line speed known)."""
+        if not self.line_bytes_per_second:
+            return 0.0
+        chunk = self._max_payload() - header
+        frames = max(1, -(-nbytes // chunk))
+        wire = nbytes * (1 + COBS_OVERHEAD) + frames * (FRAME_OVERHEAD + header)
+        return wire / self.line_bytes_per_second
+
+    def _progress(self, what: str, done: int, total: int, expected: float) -> None:
+        if done == 0 and expected:
+            self.log.event(
+                f"{what}: {total} bytes over the line at {self.line_bytes_per_second:g} B/s, "
+                f"expected {expected:.1f} s"
+            )
+        if self.on_transfer is not None and total > BIG_IO_OVER:
+            self.on_transfer(what, done, total, expected)
+
     def set_input(self, index: int, array: np.ndarray, dtype_code: int) -> None:
         self.phase = f"set input {index}"
+        if self.slot_program != self._loaded_sha:
+            self.slot_inputs.clear()  # another program's layout: SET_INPUT may overwrite any
+        self.slot_inputs.pop(index, None)  # the firmware's copy of it is this one from now on
         data = np.ascontiguousarray(array).tobytes()
         chunk = self._max_payload() - p.TENSOR_HEADER.size
         offsets = range(0, len(data), chunk) if data else [0]
+        what = f"input {index}"
+        expected = self.expected_seconds(len(data), p.TENSOR_HEADER.size)
+        self._progress(what, 0, len(data), expected)
         for offset in offsets:
             part = data[offset : offset + chunk]
             header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, 0)
@@ -250,6 +297,35 @@ class LinkSession(Transport, NpuService):
                     f"SET_INPUT: firmware has {received} bytes of input {got_index}, "
                     f"sent {offset + len(part)} of input {index}"
                 )
+            self._progress(what, received, len(data), expected)
+
+    def slot_input_for(self, index: int, array: np.ndarray) -> SlotInput | None:
+        """The preloaded copy of `array` as input `index` of the loaded program, if the inputs
+        slot holds one (the firmware checks its CRC-32 again)."""
+        slot = self.slot_inputs.get(index)
+        if slot is None or self.slot_program != self._loaded_sha:
+            return None
+        data = np.ascontiguousarray(array).tobytes()
+        if len(data) != slot.nbytes or zlib.crc32(data) != slot.crc:
+            return None
+        return slot
+
+    def set_input_slot(
+        self, index: int, array: np.ndarray, dtype_code: int, slot: SlotInput
+    ) -> None:
+        """SET_INPUT_SLOT: input `index` is the `slot.nbytes` bytes the host preloaded at
+        `slot.offset` of the inputs slot, of CRC-32 `slot.crc` (the firmware checks them)."""
+        self.phase = f"set input {index} (preloaded)"
+        header = p.TensorHeader(
+            index, dtype_code, tuple(array.shape), slot.nbytes, slot.offset, slot.crc
+        )
+        response = self._request(Kind.SET_INPUT_SLOT, header.pack(), self.timeouts.transfer)
+        reply = self._payload(response, p.parse_fixed, "set_input_reply", "SET_INPUT_SLOT")
+        if reply["index"] != index or reply["received"] != slot.nbytes:
+            raise self.fail(
+                f"SET_INPUT_SLOT: firmware has {reply['received']} bytes of input "
+                f"{reply['index']}, preloaded {slot.nbytes} of input {index}"
+            )
 
     def run(self, iterations: int = 1) -> p.RunTiming:
         self.phase = "run"
@@ -268,6 +344,7 @@ class LinkSession(Transport, NpuService):
         chunk = self._max_payload() - p.TENSOR_HEADER.size
         first: p.TensorHeader | None = None
         data = bytearray()
+        what, expected = f"output {index}", 0.0
         while first is None or len(data) < first.nbytes:
             response = self._request(
                 Kind.GET_OUTPUT,
@@ -286,12 +363,49 @@ class LinkSession(Transport, NpuService):
                 raise self.fail(f"GET_OUTPUT: output {index} changed between chunks")
             if first is None:
                 first = header
+                expected = self.expected_seconds(header.nbytes, p.TENSOR_HEADER.size)
+                self._progress(what, 0, header.nbytes, expected)
             if not part and len(data) < header.nbytes:
                 raise self.fail(f"GET_OUTPUT: no data at {len(data)} of {header.nbytes}")
             data += part
+            self._progress(what, len(data), header.nbytes, expected)
         if len(data) != first.nbytes:
             raise self.fail(f"GET_OUTPUT: {len(data)} bytes of {first.nbytes}")
         return OutputRecord(first.index, first.dtype, first.shape, first.nbytes, first.crc, data)
+
+    def get_output_file(self, index: int) -> OutputRecord:
+        """GET_OUTPUT_FILE: output `index` of the last run, written by the firmware to a file
+        in `output_dir` (semihosting); its length and CRC-32 must be the firmware's."""
+        assert self.output_dir is not None
+        self.phase = f"get output {index} (file)"
+        self._output_files += 1
+        name = output_file_name(self.session, self._output_files, index)
+        path = self.output_dir / name
+        path.unlink(missing_ok=True)  # what is there after the answer is this request's
+        response = self._request(
+            Kind.GET_OUTPUT_FILE, p.get_output_file(index, name), self.timeouts.run
+        )
+        header, part = self._payload(response, p.parse_tensor, "GET_OUTPUT_FILE")
+        if header.index != index or header.offset != 0 or part:
+            raise self.fail(
+                f"GET_OUTPUT_FILE: answered for output {header.index} at {header.offset} with "
+                f"{len(part)} bytes, asked output {index}'s file"
+            )
+        try:
+            data = read_output_file(path)
+        except OSError as exc:
+            raise self.fail(f"GET_OUTPUT_FILE: the firmware wrote {path}, but: {exc}") from None
+        path.unlink(missing_ok=True)
+        if len(data) != header.nbytes or zlib.crc32(data) != header.crc:
+            raise self.fail(
+                f"GET_OUTPUT_FILE: {path} holds {len(data)} bytes of CRC-32 "
+                f"{zlib.crc32(data):08x}, the firmware's output {index} {header.nbytes} bytes "
+                f"of CRC-32 {header.crc:08x}"
+            )
+        self.log.event(f"output {index}: {len(data)} bytes from {name} (semihosting)")
+        return OutputRecord(
+            header.index, header.dtype, header.shape, header.nbytes, header.crc, data
+        )
 
     def stats(self) -> p.Stats:
         self.phase = "stats"
@@ -371,6 +485,21 @@ class LinkSession(Transport, NpuService):
 
     # ---- a whole run -------------------------------------------------------------------------
 
+    def _read_output(self, index: int, output_nbytes: Sequence[int] | None) -> OutputRecord:
+        """Output `index`: from a semihosting file when it is large and the target has a
+        folder for them, else over the link. A firmware without semihosting (exit=park)
+        refuses the file with NotSupported: the link it is, for the rest of the session."""
+        large = output_nbytes is not None and output_nbytes[index] > BIG_IO_OVER
+        if large and self.output_dir is not None:
+            try:
+                return self.get_output_file(index)
+            except FirmwareRefused as refused:
+                if refused.reply.name != "NotSupported":
+                    raise
+                self.log.event(f"output files: {refused.reply.reason}; reading over the link")
+                self.output_dir = None
+        return self.get_output(index)
+
     def run_program(
         self,
         program: bytes,
@@ -382,12 +511,15 @@ class LinkSession(Transport, NpuService):
         reload: bool = False,
         preloaded: bool = False,
         outputs_after_failure: bool = False,
+        output_nbytes: Sequence[int] | None = None,
     ) -> FirmwareRecord:
         """Load (unless this session loaded the same program), set inputs, run, read outputs.
 
         `num_outputs`: how many to read (the program's count, from the LOAD reply, by default).
         `preloaded`: the program is already in the program slot as an SDKP blob (LOAD_SLOT).
         `outputs_after_failure`: after a refused RUN, read what the outputs hold (kernel tests).
+        `output_nbytes`: each output's size: one over BIG_IO_OVER is read from a file where the
+        session has an `output_dir`; an input the inputs slot holds is taken from there.
         Returns the typed record; a firmware refusal is its error result, a link failure a
         TargetError. `check_record(record, ...)` decides whether the run passed."""
         if not self.connected:
@@ -406,11 +538,15 @@ class LinkSession(Transport, NpuService):
             )
             count = loaded.num_outputs if num_outputs is None else num_outputs
             for i, (array, code) in enumerate(zip(inputs, input_dtypes, strict=True)):
-                self.set_input(i, array, code)
+                slot = self.slot_input_for(i, array)
+                if slot is not None:
+                    self.set_input_slot(i, array, code, slot)
+                else:
+                    self.set_input(i, array, code)
             ran = True
             timing = self.run(iterations)
             for i in range(count):
-                record.outputs.append(self.get_output(i))
+                record.outputs.append(self._read_output(i, output_nbytes))
         except FirmwareRefused as refused:
             r = refused.reply
             record.result = Outcome(False, code=r.code, name=r.name, reason=r.reason)

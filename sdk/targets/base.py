@@ -191,8 +191,14 @@ class Strategy(Protocol):
         ...
 
     def up(
-        self, options: RunOptions, program: LoadedProgram | None = None, preloads: Sequence = ()
-    ) -> contextlib.AbstractContextManager[Running]: ...
+        self,
+        options: RunOptions,
+        program: LoadedProgram | None = None,
+        preloads: Sequence = (),
+        inputs: Sequence[np.ndarray] | None = None,
+    ) -> contextlib.AbstractContextManager[Running]:
+        """The target up for `program` (its first run's `inputs` preloaded where it can)."""
+        ...
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions

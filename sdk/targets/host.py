@@ -296,7 +296,9 @@ class HostStrategy:
         return None
 
     @contextlib.contextmanager
-    def up(self, options: RunOptions, program: LoadedProgram | None = None, preloads=()):
+    def up(
+        self, options: RunOptions, program: LoadedProgram | None = None, preloads=(), inputs=None
+    ):
         self.preflight(options)
         yield HostRunning(self)
 

@@ -1,0 +1,163 @@
+"""Inputs and outputs of real size (docs/link.md "Large inputs and outputs"): on QEMU and the
+FVP the inputs are preloaded into the inputs slot (SET_INPUT_SLOT, the firmware checks their
+CRC-32) and the outputs come back as semihosting files (GET_OUTPUT_FILE, the host checks their
+length and CRC-32 against the firmware's). Real arm-none-eabi builds, real QEMU."""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdk.errors import SdkError, TargetError
+from sdk.firmware.boards import load_board
+from sdk.firmware.build import build_firmware
+from sdk.link.bigio import SlotInput
+from sdk.program.pte import load_program
+from sdk.targets.base import RunOptions
+from sdk.targets.emulator import Preload
+from sdk.targets.run import make_target, run_on_target
+from tests.support.fwprograms import export_cpu, oracle
+
+pytestmark = pytest.mark.slow
+BOARD = "corstone300"
+TIMEOUT_S = 120.0
+SHAPE = (1, 3, 224, 224)  # 588 KiB of float: 40 s over QEMU's UART
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory) -> Path:
+    """A 2x2 average pool over a 224x224 RGB float image: a 147 KiB float output."""
+    import torch
+
+    class Pool(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.avg_pool2d(x, 2, 2)
+
+    folder = tmp_path_factory.mktemp("large_io")
+    return export_cpu(Pool().eval(), (torch.randn(*SHAPE),), folder / "pool.pte")
+
+
+@pytest.fixture(scope="module")
+def pool_elf(pool, tmp_path_factory) -> Path:
+    return build_firmware(BOARD, pool, tmp_path_factory.mktemp("fw") / "executor_runner.elf")
+
+
+def image(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(SHAPE).astype(np.float32)
+
+
+def requests(log: Path) -> list[str]:
+    """The kinds of the requests the host sent, in order."""
+    return [line.split()[2] for line in log.read_text().splitlines() if line.split()[1:2] == [">"]]
+
+
+def test_a_224x224x3_input_and_its_output_travel_outside_the_uart_bit_for_bit(
+    pool, pool_elf, tmp_path: Path
+):
+    x = image(1)
+    report = run_on_target("qemu", BOARD, pool, [x], TIMEOUT_S, tmp_path, firmware=pool_elf)
+    np.testing.assert_array_equal(report.outputs[0], oracle(pool, [x])[0])
+    sent = requests(report.log_path)
+    assert sent == ["CONNECT", "LOAD_SLOT", "SET_INPUT_SLOT", "RUN", "GET_OUTPUT_FILE"]
+    assert (tmp_path / "inputs.bin").read_bytes() == x.tobytes()  # at the inputs slot's base
+    command = (tmp_path / "command.txt").read_text()
+    assert "loader,file=" + str(tmp_path / "inputs.bin") + ",addr=0x72000000" in command
+    assert not list(tmp_path.glob("sdk-out-*"))  # each output file is read, then removed
+
+
+def test_the_preloaded_input_serves_every_run_of_the_same_input(pool, pool_elf, tmp_path: Path):
+    x = image(2)
+    program = load_program(pool)
+    options = RunOptions(firmware=pool_elf, workdir=tmp_path, timeout_s=TIMEOUT_S)
+    strategy = make_target("qemu", load_board(BOARD)).strategy
+    with strategy.up(options, program, inputs=[x]) as running:
+        first = running.run(program, [x], options).outputs[0]
+        second = running.run(program, [x], options).outputs[0]
+        log = running.session.log.path
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(first, oracle(pool, [x])[0])
+    assert requests(log).count("SET_INPUT_SLOT") == 2 and "SET_INPUT" not in requests(log)
+
+
+def test_preloaded_bytes_that_are_not_the_host_s_input_are_refused(pool, pool_elf, tmp_path: Path):
+    """The host claims the CRC of the input it means; the slot holds another (one bit)."""
+    x = image(3)
+    wrong = bytearray(x.tobytes())
+    wrong[len(wrong) // 2] ^= 0x01
+    blob = tmp_path / "wrong.bin"
+    blob.write_bytes(bytes(wrong))
+    board = load_board(BOARD)
+    program = load_program(pool)
+    options = RunOptions(firmware=pool_elf, workdir=tmp_path / "boot", timeout_s=TIMEOUT_S)
+    preload = Preload(blob, board.slots["inputs"].base)
+    with make_target("qemu", board).strategy.up(options, program, [preload]) as running:
+        running.session.slot_inputs = {0: SlotInput(0, x.nbytes, zlib.crc32(x.tobytes()))}
+        running.session.slot_program = hashlib.sha256(program.data).digest()
+        with pytest.raises(SdkError, match=r"InputMismatch.*not the input it preloaded"):
+            running.run(program, [x], options)
+
+
+def test_an_output_file_that_is_not_the_run_s_is_refused(
+    pool, pool_elf, tmp_path: Path, monkeypatch
+):
+    """The firmware's answer holds the output's length and CRC-32: the host reading where the
+    emulator does not write (a wrong folder), or a file of other bytes or another length, is
+    a failure; then the right folder and the file as written pass."""
+    from sdk.link import session as session_module
+
+    x = image(4)
+    program = load_program(pool)
+    options = RunOptions(firmware=pool_elf, workdir=tmp_path / "boot", timeout_s=TIMEOUT_S)
+    strategy = make_target("qemu", load_board(BOARD)).strategy
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    with strategy.up(options, program, inputs=[x]) as running:
+        session = running.session
+        real = session.output_dir
+        assert real == tmp_path / "boot"
+        session.output_dir = decoy
+        with pytest.raises(TargetError, match=r"GET_OUTPUT_FILE: the firmware wrote .*decoy"):
+            running.run(program, [x], options)
+        session.output_dir = real
+        for change, match in (
+            (lambda b: b[:-4], r"holds 150524 bytes of CRC-32 \w+, the firmware's output 0 150528"),
+            (lambda b: b[:100] + bytes([b[100] ^ 1]) + b[101:], r"holds 150528 bytes of CRC-32"),
+        ):
+            monkeypatch.setattr(
+                session_module, "read_output_file", lambda p, change=change: change(p.read_bytes())
+            )
+            with pytest.raises(TargetError, match=match):
+                running.run(program, [x], options)
+        monkeypatch.undo()
+        got = running.run(program, [x], options).outputs[0]
+    np.testing.assert_array_equal(got, oracle(pool, [x])[0])
+    # Only the file the host looked for elsewhere is left: the others were read and removed.
+    assert [p.name for p in real.glob("sdk-out-*")] == [f"sdk-out-{session.session:08x}-1-0.bin"]
+
+
+def test_small_inputs_and_outputs_stay_on_the_uart(programs, tmp_path: Path):
+    pte = programs["add"]
+    inputs = [np.full((2, 3), 1.5, np.float32), np.full((2, 3), 2.0, np.float32)]
+    report = run_on_target("qemu", BOARD, pte, inputs, TIMEOUT_S, tmp_path)
+    np.testing.assert_array_equal(report.outputs[0], inputs[0] + inputs[1])
+    sent = requests(report.log_path)
+    assert sent.count("SET_INPUT") == 2 and sent.count("GET_OUTPUT") == 1
+    assert "SET_INPUT_SLOT" not in sent and "GET_OUTPUT_FILE" not in sent
+    assert not (tmp_path / "inputs.bin").exists()
+
+
+def test_a_firmware_without_semihosting_sends_its_outputs_over_the_uart(pool, tmp_path: Path):
+    """exit=park (a board without a debugger) never traps: GET_OUTPUT_FILE is NotSupported
+    and the host reads the output over the link, still bit for bit."""
+    elf = build_firmware(BOARD, pool, tmp_path / "park.elf", exit="park")
+    x = image(5)
+    report = run_on_target("qemu", BOARD, pool, [x], TIMEOUT_S, tmp_path / "run", firmware=elf)
+    np.testing.assert_array_equal(report.outputs[0], oracle(pool, [x])[0])
+    sent = requests(report.log_path)
+    assert sent[:4] == ["CONNECT", "LOAD_SLOT", "SET_INPUT_SLOT", "RUN"]
+    assert sent[4] == "GET_OUTPUT_FILE" and set(sent[5:]) == {"GET_OUTPUT"}
+    assert "this firmware has no semihosting" in report.log_path.read_text()
