@@ -320,6 +320,7 @@ def deploy(
     program.check_inputs(run_inputs)
     dataset_section = None
     with chosen.strategy.up(run_options, program, inputs=run_inputs) as running:
+        running.watch_transfers(steps.transfer)  # a serial line: expected time, progress
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
             profile = profile_of(running, program, outdir)

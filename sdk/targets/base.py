@@ -169,6 +169,11 @@ class Running(Protocol):
         """The last run's sdk.evaluation.profile.Profile (None where nothing is timed)."""
         ...
 
+    def watch_transfers(self, progress: Callable[[str, int, int, float], None]) -> None:
+        """Have `progress(what, done, total, expected_s)` hear of each large transfer over a
+        serial line (sdk.link.session.TransferProgress); nothing where none is slow."""
+        ...
+
 
 class Strategy(Protocol):
     """Brings a target from off to running and runs programs (sdk.targets.strategy)."""

@@ -28,7 +28,7 @@ from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.evaluation.profile import Profile, build_profile
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
-from sdk.link.session import LinkSession, Timeouts
+from sdk.link.session import LinkSession, Timeouts, TransferProgress
 from sdk.link.transport import DEFAULT_BAUD, open_port
 from sdk.program.layout import program_inputs
 from sdk.program.pte import LoadedProgram
@@ -107,6 +107,12 @@ class Running:
             log_path=self.session.log.path,
             board_use=self.board_use.to_json() if self.board_use else None,
         )
+
+    def watch_transfers(self, progress: TransferProgress) -> None:
+        """The session's large transfers over a serial line: `progress` hears of each (its
+        expected time before it starts, then its progress); emulators move them outside the
+        UART, and a transfer over one is not timed by the line (expected 0)."""
+        self.session.on_transfer = progress
 
     def profile(self, program: LoadedProgram) -> Profile | None:
         """Where the last run's time went, per instruction (its last iteration): the

@@ -161,3 +161,54 @@ def test_a_firmware_without_semihosting_sends_its_outputs_over_the_uart(pool, tm
     assert sent[:4] == ["CONNECT", "LOAD_SLOT", "SET_INPUT_SLOT", "RUN"]
     assert sent[4] == "GET_OUTPUT_FILE" and set(sent[5:]) == {"GET_OUTPUT"}
     assert "this firmware has no semihosting" in report.log_path.read_text()
+
+
+@pytest.fixture(scope="module")
+def double(tmp_path_factory) -> Path:
+    """x * 2 over 8 KiB of float: two frames each way over a serial line."""
+    import torch
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    folder = tmp_path_factory.mktemp("serial_io")
+    return export_cpu(Double().eval(), (torch.randn(32, 64),), folder / "double.pte")
+
+
+def test_a_serial_line_says_each_large_transfer_s_expected_time_and_its_progress(
+    double, tmp_path: Path
+):
+    """A board over a serial port (QEMU behind a TCP port, as a user starts it): no preload, no
+    semihosting; each transfer over 4 KiB is announced with its expected time at the line's
+    speed (baud / 10 bytes per second, with the frames' overhead), then its progress."""
+    from sdk.link.session import COBS_OVERHEAD, FRAME_OVERHEAD
+    from sdk.link.transport import DEFAULT_BAUD
+    from sdk.utils.progress import Steps
+    from tests.support.linkprograms import listening_qemu
+
+    elf = build_firmware(BOARD, double, tmp_path / "fw.elf")
+    program = load_program(double)
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    heard: list[tuple[str, int, int, float]] = []
+    steps = Steps(show=False)
+    with listening_qemu(elf, tmp_path / "qemu") as port:
+        options = RunOptions(port=f"socket://127.0.0.1:{port}", workdir=tmp_path / "run")
+        strategy = make_target("serial", load_board(BOARD), options).strategy
+        with strategy.up(options, program, inputs=[x]) as running, steps.step("run") as step:
+            assert running.session.output_dir is None  # a board: no semihosting files
+            running.watch_transfers(lambda *event: (heard.append(event), steps.transfer(*event)))
+            got = running.run(program, [x], options).outputs[0]
+            log = running.session.log.path.read_text()
+    np.testing.assert_array_equal(got, x * 2)
+    assert not (tmp_path / "run" / "inputs.bin").exists()
+    per_second = DEFAULT_BAUD / 10
+    chunk = 4096 - 48
+    want = (8192 * (1 + COBS_OVERHEAD) + 3 * (FRAME_OVERHEAD + 48)) / per_second  # 3 frames
+    for what in ("input 0", "output 0"):
+        events = [e for e in heard if e[0] == what]
+        assert events[0][1:3] == (0, 8192) and events[0][3] == pytest.approx(want)
+        assert [e[1] for e in events[1:]] == [chunk, 2 * chunk, 8192]
+        assert f"{what}: 8192 bytes over the line at 11520 B/s, expected {want:.1f} s" in log
+    assert requests(running.session.log.path).count("SET_INPUT") == 3
+    assert step.record.detail.startswith(f"input 0: 8,192 bytes, expected {want:.1f} s")
