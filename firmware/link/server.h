@@ -38,7 +38,8 @@ struct ServerConfig {
   rt::Span program_slot;              // LOAD_* write the program here; LOAD_SLOT reads an SDKP
   // A copy of every input, put back before each execute() but the first after SET_INPUT: the
   // memory plan may reuse an input's memory for later tensors, so a second run would read
-  // garbage (the board's inputs slot, unused in link mode). Empty: RUN needs fresh inputs.
+  // garbage (the board's inputs slot; SET_INPUT_SLOT takes an input preloaded there). Empty: RUN
+  // needs fresh inputs.
   rt::Span input_stash;
   rt::ConstBytes embedded_program;    // loaded at boot when size > 0
   const char* firmware_version;
