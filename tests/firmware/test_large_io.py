@@ -212,3 +212,17 @@ def test_a_serial_line_says_each_large_transfer_s_expected_time_and_its_progress
         assert f"{what}: 8192 bytes over the line at 11520 B/s, expected {want:.1f} s" in log
     assert requests(running.session.log.path).count("SET_INPUT") == 3
     assert step.record.detail.startswith(f"input 0: 8,192 bytes, expected {want:.1f} s")
+
+
+def test_the_fvp_preloads_the_input_with_data_and_takes_outputs_from_its_semihosting_cwd(
+    fvp_standin, pool, pool_elf, tmp_path: Path
+):
+    """The FVP target (its STAND-IN: the FVP's command line, the firmware on QEMU behind it,
+    started in cpu0.semihosting-cwd)."""
+    x = image(6)
+    report = run_on_target("fvp", BOARD, pool, [x], TIMEOUT_S, tmp_path, firmware=pool_elf)
+    np.testing.assert_array_equal(report.outputs[0], oracle(pool, [x])[0])
+    assert requests(report.log_path)[-3:] == ["SET_INPUT_SLOT", "RUN", "GET_OUTPUT_FILE"]
+    command = (tmp_path / "command.txt").read_text()
+    assert f"--data {tmp_path / 'inputs.bin'}@0x72000000" in command
+    assert f"cpu0.semihosting-cwd={tmp_path}" in command
