@@ -60,6 +60,9 @@ constexpr uint32_t kAdpStoppedApplicationExit = 0x20026;
 constexpr uint32_t kSysOpen = 0x01;
 constexpr uint32_t kSysClose = 0x02;
 constexpr uint32_t kSysWrite = 0x05;
+constexpr uint32_t kSysRead = 0x06;
+constexpr uint32_t kSysFlen = 0x0C;
+constexpr uint32_t kOpenModeReadBinary = 1;
 constexpr uint32_t kOpenModeWriteBinary = 5;
 // SYS_WRITE in pieces: each one is a single trap, so a few are as fast as one.
 constexpr size_t kSemihostingWriteChunk = 64 * 1024;
@@ -217,15 +220,54 @@ extern "C" uint64_t platform_ticks(void) {
 
 extern "C" uint32_t platform_tick_hz(void) { return SDK_TICK_HZ; }
 
-extern "C" int platform_host_write_file(const char* name, const void* data, size_t size) {
 #if defined(SDK_EXIT_SEMIHOSTING)
+namespace {
+
+// SYS_OPEN of `name` in `mode`: the handle, or 0xFFFFFFFF.
+uint32_t semihosting_open(const char* name, uint32_t mode) {
   size_t length = 0;
   while (name[length] != '\0') {
     ++length;
   }
-  volatile uint32_t open_block[3] = {reinterpret_cast<uint32_t>(name), kOpenModeWriteBinary,
-                                     static_cast<uint32_t>(length)};
-  uint32_t handle = semihosting_call(kSysOpen, open_block);
+  volatile uint32_t block[3] = {reinterpret_cast<uint32_t>(name), mode,
+                                static_cast<uint32_t>(length)};
+  return semihosting_call(kSysOpen, block);
+}
+
+}  // namespace
+#endif
+
+extern "C" int platform_host_read_file(const char* name, void* data, size_t size) {
+#if defined(SDK_EXIT_SEMIHOSTING)
+  uint32_t handle = semihosting_open(name, kOpenModeReadBinary);
+  if (handle == 0xFFFFFFFFu) {
+    return -2;
+  }
+  volatile uint32_t flen_block[1] = {handle};
+  int result = semihosting_call(kSysFlen, flen_block) == size ? 0 : -3;
+  uint8_t* bytes = static_cast<uint8_t*>(data);
+  for (size_t done = 0; done < size && result == 0;) {
+    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
+    volatile uint32_t read_block[3] = {handle, reinterpret_cast<uint32_t>(bytes + done),
+                                       static_cast<uint32_t>(part)};
+    // SYS_READ returns the bytes it did not read.
+    result = semihosting_call(kSysRead, read_block) == 0 ? 0 : -3;
+    done += part;
+  }
+  volatile uint32_t close_block[1] = {handle};
+  semihosting_call(kSysClose, close_block);
+  return result;
+#else
+  (void)name;
+  (void)data;
+  (void)size;
+  return -1;
+#endif
+}
+
+extern "C" int platform_host_write_file(const char* name, const void* data, size_t size) {
+#if defined(SDK_EXIT_SEMIHOSTING)
+  uint32_t handle = semihosting_open(name, kOpenModeWriteBinary);
   if (handle == 0xFFFFFFFFu) {
     return -2;
   }

@@ -290,6 +290,14 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
         put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
         p.resize(p.size() + 16, 0x5A);
         record(script, hostlink::kNpuWrite, p);
+        // The same from a host file (the fuzzers' platform has no folder: NotSupported).
+        p.clear();
+        put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
+        put_u32(p, 16);
+        p.push_back(5);
+        p.resize(p.size() + 3, 0);
+        for (char c : {'n', '.', 'b', 'i', 'n'}) p.push_back(static_cast<uint8_t>(c));
+        record(script, hostlink::kNpuWriteFile, p);
       }
       p.clear();
       put_u32(p, answer[0]);

@@ -309,22 +309,8 @@ rt::Error Server::on_get_output_file(const Frame& request, size_t* n) {
   size_t length = get_u16(p + kGetOutputFileNameLength);
   RT_CHECK(flags == 0 && get_u16(p + kGetOutputFileReserved) == 0, rt::Error::BadMessage,
            "GET_OUTPUT_FILE: flags and reserved must be 0");
-  RT_CHECK(length >= 1 && length <= kMaxFileName &&
-               request.length == kGetOutputFileSize + length,
-           rt::Error::BadMessage,
-           "GET_OUTPUT_FILE: a %lu-byte name in a %lu-byte payload (names are 1..%lu bytes)",
-           ul(length), ul(request.length), ul(kMaxFileName));
   char name[kMaxFileName + 1];
-  for (size_t i = 0; i < length; ++i) {
-    char c = static_cast<char>(p[kGetOutputFileSize + i]);
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || (c == '.' && i > 0);
-    RT_CHECK(ok, rt::Error::BadMessage,
-             "GET_OUTPUT_FILE: the name's byte %lu (0x%02x) is not one of [A-Za-z0-9._-] (no "
-             "'.' first)", ul(i), static_cast<unsigned>(p[kGetOutputFileSize + i]));
-    name[i] = c;
-  }
-  name[length] = '\0';
+  RT_TRY(take_file_name(request, kGetOutputFileSize, length, name));
   RT_CHECK(outputs_ == Outputs::Passed, rt::Error::BadMessage,
            "GET_OUTPUT_FILE: no RUN has passed since the program or an input was set");
   RT_CHECK(index < runner_.num_outputs(), rt::Error::BadMessage,

@@ -162,6 +162,7 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
     case kNpuRead:
     case kNpuWrite:
     case kNpuHash:
+    case kNpuWriteFile:
     case kNpuDone:
       return rt::fail(rt::Error::BadMessage, "%s: no virtual U55 exchange is open",
                       kind_name(request.kind));

@@ -164,6 +164,7 @@ class Server {
   void handle_in_exchange(const Frame& request);
   rt::Error on_npu_read(const Frame& request, size_t* n);
   rt::Error on_npu_write(const Frame& request, size_t* n);
+  rt::Error on_npu_write_file(const Frame& request, size_t* n);
   rt::Error on_npu_hash(const Frame& request, size_t* n);
   rt::Error on_npu_done(const Frame& request, size_t* n);
   // [address, address + length) inside memory the firmware lets the NPU reach (its arenas and

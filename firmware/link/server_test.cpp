@@ -997,7 +997,20 @@ TEST(server_runs_the_unchanged_driver_through_register_exchanges) {
   CHECK(!link.server_.npu_exchange_open());
 }
 
+Bytes npu_write_file_request(uint64_t address, uint32_t length, const std::string& name) {
+  Bytes p;
+  put_u64(p, address);
+  put_u32(p, length);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
 TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
+  char dir[] = "/tmp/server_test_npu.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  std::string file = std::string(dir) + "/w.bin";
   Link& link = fresh_link();
   VirtualRig rig(link);
   MiniU55 npu(rig);
@@ -1005,7 +1018,17 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   link.connect();
   link.load(rig.delegated.program);
   rig.set_input();
+  const Bytes out = xor_5a(rig.input);
+  const uint32_t n = static_cast<uint32_t>(out.size());
+  FILE* f = fopen(file.c_str(), "wb");
+  CHECK(f != nullptr);
+  if (f) {
+    fwrite(out.data(), 1, out.size(), f);
+    fclose(f);
+  }
+  host_platform_file_dir(nullptr);
   std::vector<ErrorInfo> errors;
+  Bytes file_reply;
   int step = -1;  // -1: the model answers; from 0: the script below does the NPU's work
   const uint64_t scratch = reinterpret_cast<uintptr_t>(g_scratch);
   auto next = [&]() {
@@ -1021,7 +1044,14 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
       case 8: rig.queue(hostlink::kNpuDone, {0, 0, 0, 0, 2, 0, 0, 0}); break;  // irq 2
       case 9: rig.queue(hostlink::kNpuRead, {0, 0}); break;                  // short
       case 10: rig.queue_memory(hostlink::kNpuRead, scratch, 16); break;      // in bounds
-      case 11: rig.queue_write(scratch + 16, xor_5a(rig.input)); break;
+      case 11: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(16, 4, "w.bin")); break;
+      case 12: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "../w")); break;
+      case 13: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "w.bin")); break;
+      case 14:  // from here the host build reads files in `dir`, as QEMU in its folder
+        host_platform_file_dir(dir);
+        rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n + 1, "w.bin"));
+        break;
+      case 15: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "w.bin")); break;
       default:  // the NPU is done: the model answers the start and the rest
         step = -1;
         npu.regs[ethosu::reg::STATUS] = ethosu::status::kCmdEndReached | ethosu::status::kIrqRaised;
@@ -1036,6 +1066,7 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   };
   link.transport_.host = [&](const Response& r) {
     if (r.kind == hostlink::kError) errors.push_back(error_of(r));
+    if (r.kind == hostlink::kNpuWriteFile) file_reply = r.payload;
     if (step < 0) {
       npu.on(r);
     } else if (r.flags == hostlink::kFlagResponse) {
@@ -1044,8 +1075,8 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   };
   Response r = link.run(1);
   CHECK_EQ(r.kind, hostlink::kRun);
-  CHECK_EQ(errors.size(), 10);
-  if (errors.size() == 10) {
+  CHECK_EQ(errors.size(), 14);
+  if (errors.size() == 14) {
     CHECK(errors[0].name == "InvalidArgument" &&
           has(errors[0].reason, "NPU_READ of 4 bytes at 0x00000000_00000010: outside the memory "
                                 "the NPU may reach"));
@@ -1059,8 +1090,22 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
     CHECK(has(errors[7].reason, "session"));
     CHECK(has(errors[8].reason, "NPU_DONE irq 2"));
     CHECK(has(errors[9].reason, "NPU_READ payload is 2 bytes, expected 12"));
+    CHECK(errors[10].name == "InvalidArgument" &&
+          has(errors[10].reason, "NPU_WRITE_FILE of 4 bytes at 0x00000000_00000010: outside"));
+    CHECK(errors[11].name == "BadMessage" && has(errors[11].reason, "not one of [A-Za-z0-9._-]"));
+    CHECK(errors[12].name == "NotSupported" && has(errors[12].reason, "no semihosting"));
+    CHECK(errors[13].name == "InvalidArgument" &&
+          has(errors[13].reason, "'w.bin' does not hold exactly"));
   }
-  CHECK(output_bytes(link) == xor_5a(rig.input));
+  CHECK_EQ(file_reply.size(), 8);
+  if (file_reply.size() == 8) {
+    CHECK_EQ(u32(file_reply, 0), n);
+    CHECK_EQ(u32(file_reply, 4), runner::crc32(out.data(), out.size()));
+  }
+  CHECK(output_bytes(link) == out);
+  host_platform_file_dir(nullptr);
+  unlink(file.c_str());
+  rmdir(dir);
 }
 
 TEST(server_u55_retransmissions_resend_the_exchange_or_the_kept_answer) {

@@ -52,6 +52,11 @@ __attribute__((noreturn)) void platform_exit(int code);
 // checks `name` (the host link: docs/link.md GET_OUTPUT_FILE).
 int platform_host_write_file(const char* name, const void* data, size_t size);
 
+// Read the file `name` on the host's side into `data`: it must hold exactly `size` bytes.
+// Returns 0 when it did and every byte was read, -1 without semihosting (as above), -2 when
+// the host would not open the file, -3 when its length is not `size` or a read fell short.
+int platform_host_read_file(const char* name, void* data, size_t size);
+
 // A monotonic tick count and its rate. Under QEMU with -icount the ticks are
 // proportional to retired instructions; the host labels them accordingly.
 uint64_t platform_ticks(void);

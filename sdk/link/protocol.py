@@ -339,6 +339,13 @@ def get_output_file(index: int, name: str) -> bytes:
     return contract.pack("get_output_file", index=index, name_length=len(raw)) + raw
 
 
+def npu_write_file(address: int, length: int, name: str) -> bytes:
+    """NPU_WRITE_FILE: `length` bytes at `address` from the host file `name`."""
+    raw = name.encode("ascii")
+    fixed = contract.pack("npu_write_file", address=address, length=length, name_length=len(raw))
+    return fixed + raw
+
+
 def link_test(mode: str, count: int) -> bytes:
     """`mode`: a name of the contract's link_test_modes (SINK, SOURCE)."""
     return contract.pack("link_test", mode=LINK_TEST_MODES[mode], count=count)

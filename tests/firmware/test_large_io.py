@@ -226,3 +226,45 @@ def test_the_fvp_preloads_the_input_with_data_and_takes_outputs_from_its_semihos
     command = (tmp_path / "command.txt").read_text()
     assert f"--data {tmp_path / 'inputs.bin'}@0x72000000" in command
     assert f"cpu0.semihosting-cwd={tmp_path}" in command
+
+
+@pytest.fixture(scope="module")
+def wide_delegate(tmp_path_factory) -> Path:
+    """relu(x + x) over 8 KiB of int8 on the Ethos-U55: on QEMU the host's virtual U55 writes
+    its 8 KiB output into the board's memory."""
+    import torch
+
+    from tests.support.fwprograms import export_ethos_u
+
+    class Relu(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x + x)
+
+    folder = tmp_path_factory.mktemp("wide_delegate")
+    return export_ethos_u(Relu().eval(), (torch.randn(1, 8192),), folder / "relu.pte")
+
+
+def test_the_virtual_u55_writes_a_large_output_through_a_semihosting_file(
+    wide_delegate, tmp_path: Path, monkeypatch
+):
+    """NPU_WRITE_FILE: the firmware reads the virtual U55's 8 KiB output from a file the host
+    wrote (its CRC-32 of what it wrote must be the host's); the outputs are the host
+    reference's bit for bit. Bytes other than the host's (one flipped on the way) fail."""
+    from sdk.link import npu_service
+    from sdk.targets.host import run_host
+
+    x = np.random.default_rng(7).integers(-128, 128, (1, 8192), dtype=np.int8)
+    want = run_host(wide_delegate, [x], npu_executor="command-stream")
+    report = run_on_target("qemu", BOARD, wide_delegate, [x], TIMEOUT_S, tmp_path / "a")
+    np.testing.assert_array_equal(report.outputs[0], want[0])
+    sent = requests(report.log_path)
+    assert "NPU_WRITE_FILE" in sent and "NPU_WRITE" not in sent
+    assert "GET_OUTPUT_FILE" in sent and "GET_OUTPUT" not in sent
+    assert not list((tmp_path / "a").glob("sdk-npu-*"))  # removed once read
+
+    def flipped(path: Path, data: bytes) -> None:
+        path.write_bytes(bytes([data[0] ^ 1]) + data[1:])
+
+    monkeypatch.setattr(npu_service, "write_npu_file", flipped)
+    with pytest.raises(SdkError, match=r"NPU_WRITE_FILE: the firmware wrote 8192 bytes of CRC"):
+        run_on_target("qemu", BOARD, wide_delegate, [x], TIMEOUT_S, tmp_path / "b")
