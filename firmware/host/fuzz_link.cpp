@@ -264,6 +264,11 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
         put_u32(p, static_cast<uint32_t>(d < t->dim ? t->sizes[d] : 0));
       }
       record(script, hostlink::kSetInputSlot, p);
+      // And from a host file (NotSupported here: the fuzzers' platform has no folder).
+      p.push_back(6);
+      p.resize(p.size() + 3, 0);
+      for (char c : {'i', 'n', '.', 'b', 'i', 'n'}) p.push_back(static_cast<uint8_t>(c));
+      record(script, hostlink::kSetInputFile, p);
       slot_offset = (slot_offset + t->nbytes + 15) / 16 * 16;
     }
   }

@@ -16,6 +16,7 @@ const char* kind_name(uint8_t kind) {
     case kLoadSlot: return "LOAD_SLOT";
     case kSetInput: return "SET_INPUT";
     case kSetInputSlot: return "SET_INPUT_SLOT";
+    case kSetInputFile: return "SET_INPUT_FILE";
     case kRun: return "RUN";
     case kGetOutput: return "GET_OUTPUT";
     case kGetOutputFile: return "GET_OUTPUT_FILE";

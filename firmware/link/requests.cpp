@@ -180,24 +180,49 @@ rt::Error Server::on_set_input(const Frame& request, size_t* n) {
 }
 
 rt::Error Server::on_set_input_slot(const Frame& request, size_t* n) {
+  const char* kind = kind_name(request.kind);
+  bool from_file = request.kind == kSetInputFile;
   InputHeader h;
   RT_TRY(take_input_header(request, &h));
-  RT_CHECK(request.length == kTensorHeaderSize, rt::Error::BadMessage,
-           "SET_INPUT_SLOT payload is %lu bytes, expected its %lu-byte header alone",
-           ul(request.length), ul(kTensorHeaderSize));
+  char name[kMaxFileName + 1] = {};
+  if (from_file) {
+    RT_CHECK(request.length >= kTensorHeaderSize + kSetInputFileSize, rt::Error::BadMessage,
+             "SET_INPUT_FILE payload is %lu bytes, at least %lu", ul(request.length),
+             ul(kTensorHeaderSize + kSetInputFileSize));
+    const uint8_t* tail = request.payload + kTensorHeaderSize;
+    RT_CHECK(get_u16(tail + kSetInputFileReserved) == 0, rt::Error::BadMessage,
+             "SET_INPUT_FILE: reserved bytes are not 0");
+    RT_TRY(take_file_name(request, kTensorHeaderSize + kSetInputFileSize,
+                          get_u16(tail + kSetInputFileNameLength), name));
+  } else {
+    RT_CHECK(request.length == kTensorHeaderSize, rt::Error::BadMessage,
+             "SET_INPUT_SLOT payload is %lu bytes, expected its %lu-byte header alone",
+             ul(request.length), ul(kTensorHeaderSize));
+  }
   // The input lies where the stash keeps it between runs, so nothing is copied there.
   RT_CHECK(stash_needed_ <= config_.input_stash.size, rt::Error::OutOfMemory,
-           "SET_INPUT_SLOT: the inputs need %lu bytes, the inputs slot has %lu", ul(stash_needed_),
+           "%s: the inputs need %lu bytes, the inputs slot has %lu", kind, ul(stash_needed_),
            ul(config_.input_stash.size));
   RT_CHECK(h.offset == stash_offset_[h.index], rt::Error::BadMessage,
-           "SET_INPUT_SLOT: input %u at offset %lu of the inputs slot, the firmware keeps it at "
-           "%lu", h.index, ul(h.offset), ul(stash_offset_[h.index]));
-  const uint8_t* data = config_.input_stash.data + h.offset;  // in the slot: checked at load
+           "%s: input %u at offset %lu of the inputs slot, the firmware keeps it at %lu", kind,
+           h.index, ul(h.offset), ul(stash_offset_[h.index]));
+  uint8_t* data = config_.input_stash.data + h.offset;  // in the slot: checked at load
+  if (from_file) {
+    // From here the slot's copy is not the input that was set (until this one is taken).
+    input_taken(h.index, 0, h.desc.nbytes, n);
+    int read = platform_host_read_file(name, data, h.desc.nbytes);
+    RT_CHECK(read != -1, rt::Error::NotSupported,
+             "SET_INPUT_FILE: this firmware has no semihosting (built with exit=park)");
+    RT_CHECK(read == 0, rt::Error::InputMismatch,
+             "SET_INPUT_FILE: the host's file '%s' %s %lu bytes (input %u)", name,
+             read == -2 ? "would not open: no" : "does not hold exactly", ul(h.desc.nbytes),
+             h.index);
+  }
   uint32_t crc = runner::crc32(data, h.desc.nbytes);
   RT_CHECK(crc == h.crc, rt::Error::InputMismatch,
-           "SET_INPUT_SLOT: input %u's %lu bytes at offset %lu of the inputs slot have CRC-32 "
-           "%08lx, the host's is %08lx (not the input it preloaded)", h.index, ul(h.desc.nbytes),
-           ul(h.offset), ul(crc), ul(h.crc));
+           "%s: input %u's %lu bytes at offset %lu of the inputs slot have CRC-32 %08lx, the "
+           "host's is %08lx (not the input it %s)", kind, h.index, ul(h.desc.nbytes),
+           ul(h.offset), ul(crc), ul(h.crc), from_file ? "wrote" : "preloaded");
   RT_TRY(runner_.write_input(h.index, 0, data, h.desc.nbytes));
   input_taken(h.index, h.desc.nbytes, h.desc.nbytes, n);
   return rt::Error::Ok;

@@ -100,7 +100,8 @@ void Server::handle(const Frame& request) {
     if (request.kind == kLoadBegin || request.kind == kLoadData || request.kind == kLoadEnd ||
         request.kind == kLoadSlot) {
       stats_load_ticks_ += ticks;
-    } else if (request.kind == kSetInput || request.kind == kSetInputSlot) {
+    } else if (request.kind == kSetInput || request.kind == kSetInputSlot ||
+               request.kind == kSetInputFile) {
       stats_input_ticks_ += ticks;
     } else if (request.kind == kGetOutput || request.kind == kGetOutputFile) {
       stats_output_ticks_ += ticks;
@@ -141,6 +142,7 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
     case kSetInput:
       return on_set_input(request, n);
     case kSetInputSlot:
+    case kSetInputFile:
       return on_set_input_slot(request, n);
     case kRun:
       return on_run(request, n);

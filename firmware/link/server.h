@@ -133,6 +133,7 @@ class Server {
   // `received` of input `index`'s `nbytes` are in; the reply into the tx payload.
   void input_taken(uint16_t index, uint32_t received, uint32_t nbytes, size_t* n);
   rt::Error on_set_input(const Frame& request, size_t* n);
+  // SET_INPUT_SLOT, and SET_INPUT_FILE (the same after reading the file into the slot).
   rt::Error on_set_input_slot(const Frame& request, size_t* n);
   rt::Error on_run(const Frame& request, size_t* n);
   rt::Error on_get_output(const Frame& request, size_t* n);

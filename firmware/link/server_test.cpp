@@ -688,6 +688,68 @@ TEST(server_set_input_slot_takes_what_the_host_preloaded_when_its_crc_matches) {
   CHECK(e.name == "InputMismatch");
 }
 
+Bytes file_input_request(uint16_t index, uint32_t offset, uint32_t crc, const std::string& name) {
+  Bytes p = slot_header(index, offset, crc);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
+void write_file(const std::string& path, const void* data, size_t size) {
+  FILE* f = fopen(path.c_str(), "wb");
+  CHECK(f != nullptr);
+  if (f) {
+    fwrite(data, 1, size, f);
+    fclose(f);
+  }
+}
+
+TEST(server_set_input_file_reads_the_input_into_the_slot_and_checks_its_crc) {
+  Link& link = fresh_link();
+  link.connect();
+  link.load(add_program());
+  char dir[] = "/tmp/server_test_inputs.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  std::string path = std::string(dir) + "/in.bin";
+  host_platform_file_dir(nullptr);
+  ErrorInfo e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "NotSupported" && has(e.reason, "no semihosting"));
+  host_platform_file_dir(dir);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "would not open"));
+  write_file(path, kB, 20);  // 4 bytes short
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "does not hold exactly 24 bytes"));
+  write_file(path, kB, 24);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kA), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "not the input it wrote"));
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "/etc/x")));
+  CHECK(e.name == "BadMessage");
+  e = error_of(link.request(hostlink::kSetInputFile, slot_header(0, 0, crc_of(kB))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "at least 52"));
+  Response r = link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin"));
+  CHECK_EQ(r.kind, hostlink::kSetInputFile);
+  CHECK_EQ(u32(r.payload, 4), 24);
+  write_file(path, kA, 24);
+  CHECK_EQ(link.request(hostlink::kSetInputFile, file_input_request(1, 32, crc_of(kA), "in.bin")).kind,
+           hostlink::kSetInputFile);
+  CHECK_EQ(link.run(2).kind, hostlink::kRun);
+  r = link.get_output(0, 0, 24);
+  float got[6];
+  memcpy(got, r.payload.data() + 48, 24);
+  for (int i = 0; i < 6; ++i) CHECK(got[i] == kA[i] + kB[i]);
+  // A failed read leaves the input unset: no RUN on what half a file left in the slot.
+  write_file(path, kA, 8);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kA), "in.bin")));
+  CHECK(e.name == "InputMismatch");
+  e = error_of(link.run(1));
+  CHECK(e.name == "BadMessage" && has(e.reason, "input 0 has not been set"));
+  host_platform_file_dir(nullptr);
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
 TEST(server_get_output_file_writes_a_passed_run_s_output_under_a_checked_name) {
   Link& link = fresh_link();
   link.connect();

@@ -76,6 +76,11 @@ def output_file_name(session: int, count: int, index: int) -> str:
     return f"sdk-out-{session:08x}-{count}-{index}.bin"
 
 
+def write_input_file(path: Path, data: bytes) -> None:
+    """The file SET_INPUT_FILE has the firmware read (a function: tests feed wrong bytes)."""
+    path.write_bytes(data)
+
+
 def read_output_file(path: Path) -> bytes:
     """The bytes of an output file the firmware wrote (OSError when there is none)."""
     return path.read_bytes()

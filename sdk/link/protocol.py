@@ -333,6 +333,12 @@ def get_output(index: int, offset: int, max_bytes: int, after_failure: bool = Fa
 MAX_FILE_NAME = contract.data()["link"]["max_file_name"]
 
 
+def set_input_file(header: TensorHeader, name: str) -> bytes:
+    """SET_INPUT_FILE: the input `header` describes, from the host file `name`."""
+    raw = name.encode("ascii")
+    return header.pack() + contract.pack("set_input_file", name_length=len(raw)) + raw
+
+
 def get_output_file(index: int, name: str) -> bytes:
     """GET_OUTPUT_FILE: output `index` written by the firmware to the host file `name`."""
     raw = name.encode("ascii")

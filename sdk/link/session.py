@@ -27,7 +27,14 @@ import numpy as np
 
 from sdk.errors import FirmwareRefused, PayloadError
 from sdk.link import protocol as p
-from sdk.link.bigio import BIG_IO_OVER, SlotInput, output_file_name, read_output_file
+from sdk.link.bigio import (
+    BIG_IO_OVER,
+    SlotInput,
+    input_offsets,
+    output_file_name,
+    read_output_file,
+    write_input_file,
+)
 from sdk.link.npu_service import NpuDevice, NpuService
 from sdk.link.protocol import Kind
 from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord
@@ -98,6 +105,7 @@ class LinkSession(Transport, NpuService):
         self.slot_inputs: dict[int, SlotInput] = {}
         self.slot_program: bytes | None = None
         self.output_dir: Path | None = None
+        self.input_files = True  # SET_INPUT_FILE for large inputs (until NotSupported)
         self._output_files = 0
         # A board's serial line: its bytes per second (the expected time of a transfer, said
         # before it starts), and who hears of the progress (None: the log alone).
@@ -310,6 +318,38 @@ class LinkSession(Transport, NpuService):
             return None
         return slot
 
+    def set_input_file(self, index: int, array: np.ndarray, dtype_code: int, offset: int) -> None:
+        """SET_INPUT_FILE: the firmware reads input `index` from a file the host writes in
+        `output_dir` into the inputs slot at `offset` (where it keeps that input), checks its
+        CRC-32 and takes it; the slot then holds it for the next run of the same input."""
+        assert self.output_dir is not None
+        self.phase = f"set input {index} (file)"
+        data = np.ascontiguousarray(array).tobytes()
+        crc = zlib.crc32(data)
+        self._output_files += 1
+        name = f"sdk-in-{self.session:08x}-{self._output_files}-{index}.bin"
+        path = self.output_dir / name
+        if self.slot_program != self._loaded_sha:
+            self.slot_inputs.clear()
+        self.slot_program = self._loaded_sha
+        self.slot_inputs.pop(index, None)  # whatever the answer, the slot's copy is gone
+        write_input_file(path, data)
+        try:
+            header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, crc)
+            response = self._request(
+                Kind.SET_INPUT_FILE, p.set_input_file(header, name), self.timeouts.run
+            )
+        finally:
+            path.unlink(missing_ok=True)
+        reply = self._payload(response, p.parse_fixed, "set_input_reply", "SET_INPUT_FILE")
+        if reply["index"] != index or reply["received"] != len(data):
+            raise self.fail(
+                f"SET_INPUT_FILE: firmware has {reply['received']} bytes of input "
+                f"{reply['index']}, wrote {len(data)} of input {index}"
+            )
+        self.slot_inputs[index] = SlotInput(offset, len(data), crc)
+        self.log.event(f"input {index}: {len(data)} bytes from {name} (semihosting)")
+
     def set_input_slot(
         self, index: int, array: np.ndarray, dtype_code: int, slot: SlotInput
     ) -> None:
@@ -485,6 +525,24 @@ class LinkSession(Transport, NpuService):
 
     # ---- a whole run -------------------------------------------------------------------------
 
+    def _set_input_file(self, index: int, array: np.ndarray, code: int, offset: int) -> bool:
+        """Input `index` from a semihosting file when it is large and the target has a folder
+        for them (a data set's later samples on an emulator): True when it was taken. A
+        firmware without semihosting refuses with NotSupported: the UART, from then on."""
+        if np.asarray(array).nbytes <= BIG_IO_OVER or self.output_dir is None:
+            return False
+        if not self.input_files:
+            return False
+        try:
+            self.set_input_file(index, array, code, offset)
+            return True
+        except FirmwareRefused as refused:
+            if refused.reply.name != "NotSupported":
+                raise
+            self.log.event(f"input files: {refused.reply.reason}; sending them over the link")
+            self.input_files = False
+            return False
+
     def _read_output(self, index: int, output_nbytes: Sequence[int] | None) -> OutputRecord:
         """Output `index`: from a semihosting file when it is large and the target has a
         folder for them, else over the link. A firmware without semihosting (exit=park)
@@ -537,11 +595,12 @@ class LinkSession(Transport, NpuService):
                 loaded.planned_used, loaded.planned_size, loaded.metadata_used, loaded.metadata_size
             )
             count = loaded.num_outputs if num_outputs is None else num_outputs
+            offsets = input_offsets([np.asarray(a).nbytes for a in inputs])
             for i, (array, code) in enumerate(zip(inputs, input_dtypes, strict=True)):
                 slot = self.slot_input_for(i, array)
                 if slot is not None:
                     self.set_input_slot(i, array, code, slot)
-                else:
+                elif not self._set_input_file(i, array, code, offsets[i]):
                     self.set_input(i, array, code)
             ran = True
             timing = self.run(iterations)

@@ -83,6 +83,38 @@ def test_the_preloaded_input_serves_every_run_of_the_same_input(pool, pool_elf, 
     assert requests(log).count("SET_INPUT_SLOT") == 2 and "SET_INPUT" not in requests(log)
 
 
+def test_inputs_not_known_at_boot_come_from_a_semihosting_file(
+    pool, pool_elf, tmp_path: Path, monkeypatch
+):
+    """A later sample (a data set's): SET_INPUT_FILE, the firmware reads the host's file into
+    the inputs slot and checks its CRC-32; the same sample again is in the slot already. A
+    file whose bytes are not the input (one flipped on the way) is refused."""
+    from sdk.link import session as session_module
+
+    first, second, third = image(7), image(8), image(9)
+    program = load_program(pool)
+    options = RunOptions(firmware=pool_elf, workdir=tmp_path, timeout_s=TIMEOUT_S)
+    strategy = make_target("qemu", load_board(BOARD)).strategy
+    with strategy.up(options, program, inputs=[first]) as running:
+        outputs = [running.run(program, [x], options).outputs[0] for x in (first, second, second)]
+        log = running.session.log.path
+
+        def flipped(path: Path, data: bytes) -> None:
+            path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+
+        monkeypatch.setattr(session_module, "write_input_file", flipped)
+        with pytest.raises(SdkError, match=r"InputMismatch.*not the input it wrote"):
+            running.run(program, [third], options)
+        monkeypatch.undo()
+        outputs.append(running.run(program, [third], options).outputs[0])
+    for got, x in zip(outputs, (first, second, second, third), strict=True):
+        np.testing.assert_array_equal(got, oracle(pool, [x])[0])
+    sent = [k for k in requests(log) if k.startswith("SET_INPUT")]
+    assert sent == ["SET_INPUT_SLOT", "SET_INPUT_FILE", "SET_INPUT_SLOT", "SET_INPUT_FILE",
+                    "SET_INPUT_FILE"]  # fmt: skip
+    assert not list(tmp_path.glob("sdk-in-*"))  # removed once read
+
+
 def test_preloaded_bytes_that_are_not_the_host_s_input_are_refused(pool, pool_elf, tmp_path: Path):
     """The host claims the CRC of the input it means; the slot holds another (one bit)."""
     x = image(3)
