@@ -37,7 +37,7 @@ class NpuService:
     npu_device: NpuDevice | None
     session: int
     _last_exchange: tuple[int, int] | None
-    output_dir: Path | None  # the emulator's folder for semihosting files (None: a board)
+    files_dir: Path | None  # the emulator's folder for semihosting files (None: a board)
     npu_write_files: bool = True  # NPU_WRITE_FILE for large writes (until NotSupported)
     _npu_files: int = 0
 
@@ -72,7 +72,7 @@ class NpuService:
         """Bytes into target memory at an NPU address (the virtual U55's outputs): from a
         semihosting file (NPU_WRITE_FILE) when they are large and the target is an emulator
         (QEMU's UART moves 15 KiB/s host to board), else chunk by chunk (NPU_WRITE)."""
-        if len(data) > BIG_IO_OVER and self.output_dir is not None and self.npu_write_files:
+        if len(data) > BIG_IO_OVER and self.files_dir is not None and self.npu_write_files:
             try:
                 return self._npu_write_file(address, data)
             except FirmwareRefused as refused:
@@ -93,11 +93,11 @@ class NpuService:
     def _npu_write_file(self, address: int, data: bytes) -> None:
         """NPU_WRITE_FILE: the firmware reads `data` from a file the host wrote in the
         emulator's folder; its CRC-32 of what it wrote must be the data's."""
-        assert self.output_dir is not None
+        assert self.files_dir is not None
         self.phase = "virtual U55 write (file)"
         self._npu_files += 1
         name = f"sdk-npu-{self.session:08x}-{self._npu_files}.bin"
-        path = self.output_dir / name
+        path = self.files_dir / name
         write_npu_file(path, data)
         try:
             response = self._request(

@@ -104,9 +104,9 @@ class LinkSession(Transport, NpuService):
         # and the folder where the firmware's semihosting writes land (an emulator's cwd).
         self.slot_inputs: dict[int, SlotInput] = {}
         self.slot_program: bytes | None = None
-        self.output_dir: Path | None = None
+        self.files_dir: Path | None = None
         self.input_files = True  # SET_INPUT_FILE for large inputs (until NotSupported)
-        self._output_files = 0
+        self._files = 0
         # A board's serial line: its bytes per second (the expected time of a transfer, said
         # before it starts), and who hears of the progress (None: the log alone).
         self.line_bytes_per_second: float | None = None
@@ -320,15 +320,15 @@ class LinkSession(Transport, NpuService):
 
     def set_input_file(self, index: int, array: np.ndarray, dtype_code: int, offset: int) -> None:
         """SET_INPUT_FILE: the firmware reads input `index` from a file the host writes in
-        `output_dir` into the inputs slot at `offset` (where it keeps that input), checks its
+        `files_dir` into the inputs slot at `offset` (where it keeps that input), checks its
         CRC-32 and takes it; the slot then holds it for the next run of the same input."""
-        assert self.output_dir is not None
+        assert self.files_dir is not None
         self.phase = f"set input {index} (file)"
         data = np.ascontiguousarray(array).tobytes()
         crc = zlib.crc32(data)
-        self._output_files += 1
-        name = f"sdk-in-{self.session:08x}-{self._output_files}-{index}.bin"
-        path = self.output_dir / name
+        self._files += 1
+        name = f"sdk-in-{self.session:08x}-{self._files}-{index}.bin"
+        path = self.files_dir / name
         if self.slot_program != self._loaded_sha:
             self.slot_inputs.clear()
         self.slot_program = self._loaded_sha
@@ -415,12 +415,12 @@ class LinkSession(Transport, NpuService):
 
     def get_output_file(self, index: int) -> OutputRecord:
         """GET_OUTPUT_FILE: output `index` of the last run, written by the firmware to a file
-        in `output_dir` (semihosting); its length and CRC-32 must be the firmware's."""
-        assert self.output_dir is not None
+        in `files_dir` (semihosting); its length and CRC-32 must be the firmware's."""
+        assert self.files_dir is not None
         self.phase = f"get output {index} (file)"
-        self._output_files += 1
-        name = output_file_name(self.session, self._output_files, index)
-        path = self.output_dir / name
+        self._files += 1
+        name = output_file_name(self.session, self._files, index)
+        path = self.files_dir / name
         path.unlink(missing_ok=True)  # what is there after the answer is this request's
         response = self._request(
             Kind.GET_OUTPUT_FILE, p.get_output_file(index, name), self.timeouts.run
@@ -529,7 +529,7 @@ class LinkSession(Transport, NpuService):
         """Input `index` from a semihosting file when it is large and the target has a folder
         for them (a data set's later samples on an emulator): True when it was taken. A
         firmware without semihosting refuses with NotSupported: the UART, from then on."""
-        if np.asarray(array).nbytes <= BIG_IO_OVER or self.output_dir is None:
+        if np.asarray(array).nbytes <= BIG_IO_OVER or self.files_dir is None:
             return False
         if not self.input_files:
             return False
@@ -548,14 +548,14 @@ class LinkSession(Transport, NpuService):
         folder for them, else over the link. A firmware without semihosting (exit=park)
         refuses the file with NotSupported: the link it is, for the rest of the session."""
         large = output_nbytes is not None and output_nbytes[index] > BIG_IO_OVER
-        if large and self.output_dir is not None:
+        if large and self.files_dir is not None:
             try:
                 return self.get_output_file(index)
             except FirmwareRefused as refused:
                 if refused.reply.name != "NotSupported":
                     raise
                 self.log.event(f"output files: {refused.reply.reason}; reading over the link")
-                self.output_dir = None
+                self.files_dir = None  # the same firmware has none for inputs either
         return self.get_output(index)
 
     def run_program(
@@ -577,7 +577,7 @@ class LinkSession(Transport, NpuService):
         `preloaded`: the program is already in the program slot as an SDKP blob (LOAD_SLOT).
         `outputs_after_failure`: after a refused RUN, read what the outputs hold (kernel tests).
         `output_nbytes`: each output's size: one over BIG_IO_OVER is read from a file where the
-        session has an `output_dir`; an input the inputs slot holds is taken from there.
+        session has an `files_dir`; an input the inputs slot holds is taken from there.
         Returns the typed record; a firmware refusal is its error result, a link failure a
         TargetError. `check_record(record, ...)` decides whether the run passed."""
         if not self.connected:

@@ -240,7 +240,7 @@ class LinkStrategy:
             port_name=console.url,
             console_log=console.console_log,
         )
-        session.output_dir = console.files
+        session.files_dir = console.files
         if not console.emulated:  # a serial line: 10 bits a byte (8N1)
             session.line_bytes_per_second = (console.baud or DEFAULT_BAUD) / 10
         return session

@@ -149,12 +149,12 @@ def test_an_output_file_that_is_not_the_run_s_is_refused(
     decoy.mkdir()
     with strategy.up(options, program, inputs=[x]) as running:
         session = running.session
-        real = session.output_dir
+        real = session.files_dir
         assert real == tmp_path / "boot"
-        session.output_dir = decoy
+        session.files_dir = decoy
         with pytest.raises(TargetError, match=r"GET_OUTPUT_FILE: the firmware wrote .*decoy"):
             running.run(program, [x], options)
-        session.output_dir = real
+        session.files_dir = real
         for change, match in (
             (lambda b: b[:-4], r"holds 150524 bytes of CRC-32 \w+, the firmware's output 0 150528"),
             (lambda b: b[:100] + bytes([b[100] ^ 1]) + b[101:], r"holds 150528 bytes of CRC-32"),
@@ -228,7 +228,7 @@ def test_a_serial_line_says_each_large_transfer_s_expected_time_and_its_progress
         options = RunOptions(port=f"socket://127.0.0.1:{port}", workdir=tmp_path / "run")
         strategy = make_target("serial", load_board(BOARD), options).strategy
         with strategy.up(options, program, inputs=[x]) as running, steps.step("run") as step:
-            assert running.session.output_dir is None  # a board: no semihosting files
+            assert running.session.files_dir is None  # a board: no semihosting files
             running.watch_transfers(lambda *event: (heard.append(event), steps.transfer(*event)))
             got = running.run(program, [x], options).outputs[0]
             log = running.session.log.path.read_text()
