@@ -56,6 +56,23 @@ constexpr uint32_t kSystCsrCpuClock = 1u << 2;
 // Semihosting: SYS_EXIT_EXTENDED with ADP_Stopped_ApplicationExit carries a full exit code.
 constexpr uint32_t kSysExitExtended = 0x20;
 constexpr uint32_t kAdpStoppedApplicationExit = 0x20026;
+// File operations (the host link's GET_OUTPUT_FILE): SYS_OPEN's mode 5 is fopen's "wb".
+constexpr uint32_t kSysOpen = 0x01;
+constexpr uint32_t kSysClose = 0x02;
+constexpr uint32_t kSysWrite = 0x05;
+constexpr uint32_t kSysRead = 0x06;
+constexpr uint32_t kSysFlen = 0x0C;
+constexpr uint32_t kOpenModeReadBinary = 1;
+constexpr uint32_t kOpenModeWriteBinary = 5;
+// SYS_WRITE in pieces: each one is a single trap, so a few are as fast as one.
+constexpr size_t kSemihostingWriteChunk = 64 * 1024;
+
+uint32_t semihosting_call(uint32_t op, const volatile uint32_t* block) {
+  register uint32_t r0 __asm("r0") = op;
+  register const volatile uint32_t* r1 __asm("r1") = block;
+  __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+  return r0;
+}
 #elif !defined(SDK_EXIT_PARK)
 #error "board_config.h names no exit method (SDK_EXIT_SEMIHOSTING or SDK_EXIT_PARK)"
 #endif
@@ -202,6 +219,80 @@ extern "C" uint64_t platform_ticks(void) {
 }
 
 extern "C" uint32_t platform_tick_hz(void) { return SDK_TICK_HZ; }
+
+#if defined(SDK_EXIT_SEMIHOSTING)
+namespace {
+
+// SYS_OPEN of `name` in `mode`: the handle, or 0xFFFFFFFF.
+uint32_t semihosting_open(const char* name, uint32_t mode) {
+  size_t length = 0;
+  while (name[length] != '\0') {
+    ++length;
+  }
+  volatile uint32_t block[3] = {reinterpret_cast<uint32_t>(name), mode,
+                                static_cast<uint32_t>(length)};
+  return semihosting_call(kSysOpen, block);
+}
+
+}  // namespace
+#endif
+
+extern "C" int platform_host_read_file(const char* name, void* data, size_t size) {
+#if defined(SDK_EXIT_SEMIHOSTING)
+  uint32_t handle = semihosting_open(name, kOpenModeReadBinary);
+  if (handle == 0xFFFFFFFFu) {
+    return -2;
+  }
+  volatile uint32_t flen_block[1] = {handle};
+  int result = semihosting_call(kSysFlen, flen_block) == size ? 0 : -3;
+  uint8_t* bytes = static_cast<uint8_t*>(data);
+  for (size_t done = 0; done < size && result == 0;) {
+    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
+    volatile uint32_t read_block[3] = {handle, reinterpret_cast<uint32_t>(bytes + done),
+                                       static_cast<uint32_t>(part)};
+    // SYS_READ returns the bytes it did not read.
+    result = semihosting_call(kSysRead, read_block) == 0 ? 0 : -3;
+    done += part;
+  }
+  volatile uint32_t close_block[1] = {handle};
+  semihosting_call(kSysClose, close_block);
+  return result;
+#else
+  (void)name;
+  (void)data;
+  (void)size;
+  return -1;
+#endif
+}
+
+extern "C" int platform_host_write_file(const char* name, const void* data, size_t size) {
+#if defined(SDK_EXIT_SEMIHOSTING)
+  uint32_t handle = semihosting_open(name, kOpenModeWriteBinary);
+  if (handle == 0xFFFFFFFFu) {
+    return -2;
+  }
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  int result = 0;
+  for (size_t done = 0; done < size && result == 0;) {
+    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
+    volatile uint32_t write_block[3] = {handle, reinterpret_cast<uint32_t>(bytes + done),
+                                        static_cast<uint32_t>(part)};
+    // SYS_WRITE returns the bytes it did not write.
+    result = semihosting_call(kSysWrite, write_block) == 0 ? 0 : -3;
+    done += part;
+  }
+  volatile uint32_t close_block[1] = {handle};
+  if (semihosting_call(kSysClose, close_block) != 0 && result == 0) {
+    result = -3;
+  }
+  return result;
+#else
+  (void)name;
+  (void)data;
+  (void)size;
+  return -1;  // no debugger to take the bkpt: never trap
+#endif
+}
 
 extern "C" __attribute__((noreturn)) void platform_exit(int code) {
 #if defined(SDK_EXIT_SEMIHOSTING)

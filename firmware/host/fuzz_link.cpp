@@ -243,6 +243,34 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
         if (t->nbytes == 0) break;
       }
     }
+    // The same inputs again from the inputs slot (SET_INPUT_SLOT), where the SET_INPUTs above
+    // left their copies (zeros): each at its place in the firmware's layout, with their CRC.
+    size_t slot_offset = 0;
+    for (size_t i = 0; i < session.num_inputs(); ++i) {
+      const rt::Tensor* t = nullptr;
+      if (session.input_tensor(i, &t) != rt::Error::Ok) {
+        continue;
+      }
+      std::vector<uint8_t> zeros(t->nbytes, 0);
+      p.clear();
+      p.push_back(static_cast<uint8_t>(i));
+      p.push_back(static_cast<uint8_t>(i >> 8));
+      p.push_back(static_cast<uint8_t>(t->dtype));
+      p.push_back(t->dim);
+      put_u32(p, static_cast<uint32_t>(t->nbytes));
+      put_u32(p, static_cast<uint32_t>(slot_offset));
+      put_u32(p, runner::crc32(zeros.data(), zeros.size()));
+      for (int d = 0; d < rt::kMaxDims; ++d) {
+        put_u32(p, static_cast<uint32_t>(d < t->dim ? t->sizes[d] : 0));
+      }
+      record(script, hostlink::kSetInputSlot, p);
+      // And from a host file (NotSupported here: the fuzzers' platform has no folder).
+      p.push_back(6);
+      p.resize(p.size() + 3, 0);
+      for (char c : {'i', 'n', '.', 'b', 'i', 'n'}) p.push_back(static_cast<uint8_t>(c));
+      record(script, hostlink::kSetInputFile, p);
+      slot_offset = (slot_offset + t->nbytes + 15) / 16 * 16;
+    }
   }
   session.unload();
   p.clear();
@@ -267,6 +295,14 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
         put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
         p.resize(p.size() + 16, 0x5A);
         record(script, hostlink::kNpuWrite, p);
+        // The same from a host file (the fuzzers' platform has no folder: NotSupported).
+        p.clear();
+        put_u64(p, reinterpret_cast<uintptr_t>(g_scratch));
+        put_u32(p, 16);
+        p.push_back(5);
+        p.resize(p.size() + 3, 0);
+        for (char c : {'n', '.', 'b', 'i', 'n'}) p.push_back(static_cast<uint8_t>(c));
+        record(script, hostlink::kNpuWriteFile, p);
       }
       p.clear();
       put_u32(p, answer[0]);
@@ -292,6 +328,15 @@ std::vector<uint8_t> seed_script(const test::Bytes& program) {
     put_u32(p, 0);
     put_u32(p, 1000);
     record(script, hostlink::kGetOutput, p);
+    // Its file (the fuzzers write none: the host platform has no folder, NotSupported), after
+    // the name's checks.
+    p.clear();
+    p.push_back(static_cast<uint8_t>(i));
+    p.resize(4, 0);
+    p.push_back(9);
+    p.resize(8, 0);
+    for (char c : {'o', 'u', 't', '-', '0', '.', 'b', 'i', 'n'}) p.push_back(static_cast<uint8_t>(c));
+    record(script, hostlink::kGetOutputFile, p);
   }
   record(script, hostlink::kStats, {});
   p = {2, 0, 0, 0};

@@ -17,7 +17,47 @@ namespace {
 int g_fd = -1;          // -1: stdout, nothing to read
 bool g_closed = false;  // the peer closed its end
 
+const char* g_file_dir = nullptr;
+
 }  // namespace
+
+void host_platform_file_dir(const char* dir) { g_file_dir = dir; }
+
+extern "C" int platform_host_write_file(const char* name, const void* data, size_t size) {
+  if (g_file_dir == nullptr) {
+    return -1;  // as a board without semihosting (the unit tests and fuzzers write no files)
+  }
+  char path[4096];
+  int n = snprintf(path, sizeof(path), "%s/%s", g_file_dir, name);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof(path)) {
+    return -2;
+  }
+  FILE* f = fopen(path, "wb");
+  if (f == nullptr) {
+    return -2;
+  }
+  bool ok = fwrite(data, 1, size, f) == size;
+  ok = fclose(f) == 0 && ok;
+  return ok ? 0 : -3;
+}
+
+extern "C" int platform_host_read_file(const char* name, void* data, size_t size) {
+  if (g_file_dir == nullptr) {
+    return -1;
+  }
+  char path[4096];
+  int n = snprintf(path, sizeof(path), "%s/%s", g_file_dir, name);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof(path)) {
+    return -2;
+  }
+  FILE* f = fopen(path, "rb");
+  if (f == nullptr) {
+    return -2;
+  }
+  bool ok = fread(data, 1, size, f) == size && fgetc(f) == EOF;  // exactly `size` bytes
+  fclose(f);
+  return ok ? 0 : -3;
+}
 
 void host_platform_use_fd(int fd) {
   g_fd = fd;

@@ -25,6 +25,12 @@ inline uint8_t printable(char c) {
 // BadMessage naming the request's kind unless its payload is exactly `size` bytes.
 rt::Error expect_size(const Frame& request, size_t size);
 
+// A host file's name (GET_OUTPUT_FILE, NPU_WRITE_FILE): the payload's `length` bytes from
+// `at` must be all of its rest, 1..kMaxFileName of [A-Za-z0-9._-], not starting with '.' (a
+// name in the emulator's folder, never a path); copied NUL-terminated into `name`.
+rt::Error take_file_name(const Frame& request, size_t at, size_t length,
+                         char (&name)[kMaxFileName + 1]);
+
 // The variable tail of a payload (after its contract layout) over a fixed buffer: bytes and
 // strings appended; `full` once anything did not fit.
 class Writer {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "console.h"
 #include "messages.h"
 #include "platform.h"
 #include "server.h"
@@ -178,12 +179,14 @@ void Server::handle_in_exchange(const Frame& request) {
     err = on_npu_write(request, &n);
   } else if (request.kind == kNpuHash) {
     err = on_npu_hash(request, &n);
+  } else if (request.kind == kNpuWriteFile) {
+    err = on_npu_write_file(request, &n);
   } else if (request.kind == kNpuDone) {
     err = on_npu_done(request, &n);
   } else {
     err = rt::fail(rt::Error::BadMessage,
                    "%s: a virtual U55 exchange is open (exchange %u of the %s seq %u): only "
-                   "NPU_READ, NPU_WRITE, NPU_HASH, NPU_DONE",
+                   "NPU_READ, NPU_WRITE, NPU_WRITE_FILE, NPU_HASH, NPU_DONE",
                    kind_name(request.kind), serving_exchanges_, kind_name(serving_kind_),
                    serving_seq_);
   }
@@ -250,6 +253,34 @@ rt::Error Server::on_npu_write(const Frame& request, size_t* n) {
   }
   put_u32(tx_payload() + kU32ReplyValue, static_cast<uint32_t>(length));
   *n = kU32ReplySize;
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_npu_write_file(const Frame& request, size_t* n) {
+  RT_CHECK(request.length >= kNpuWriteFileSize, rt::Error::BadMessage,
+           "NPU_WRITE_FILE payload is %lu bytes, at least %lu", ul(request.length),
+           ul(kNpuWriteFileSize));
+  const uint8_t* p = request.payload;
+  uint64_t address = get_u64(p + kNpuWriteFileAddress);
+  uint32_t length = get_u32(p + kNpuWriteFileLength);
+  RT_CHECK(get_u16(p + kNpuWriteFileReserved) == 0, rt::Error::BadMessage,
+           "NPU_WRITE_FILE: reserved bytes are not 0");
+  char name[kMaxFileName + 1];
+  RT_TRY(take_file_name(request, kNpuWriteFileSize, get_u16(p + kNpuWriteFileNameLength), name));
+  uint8_t* data = npu_memory(address, length, true);
+  RT_CHECK(data != nullptr, rt::Error::InvalidArgument,
+           "NPU_WRITE_FILE of %lu bytes at %s: outside the memory the NPU may write", ul(length),
+           address_text(address).text);
+  int read = platform_host_read_file(name, data, length);
+  RT_CHECK(read != -1, rt::Error::NotSupported,
+           "NPU_WRITE_FILE: this firmware has no semihosting (built with exit=park)");
+  RT_CHECK(read == 0, rt::Error::InvalidArgument,
+           "NPU_WRITE_FILE: the host's file '%s' %s %lu bytes", name,
+           read == -2 ? "would not open: no" : "does not hold exactly", ul(length));
+  uint8_t* out = tx_payload();
+  put_u32(out + kNpuWriteFileReplyWritten, length);
+  put_u32(out + kNpuWriteFileReplyCrc32, runner::crc32(data, length));
+  *n = kNpuWriteFileReplySize;
   return rt::Error::Ok;
 }
 

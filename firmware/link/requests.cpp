@@ -120,48 +120,111 @@ rt::Error Server::on_load_slot(const Frame& request, size_t* n) {
   return rt::Error::Ok;
 }
 
-rt::Error Server::on_set_input(const Frame& request, size_t* n) {
-  RT_CHECK(runner_.loaded(), rt::Error::BadMessage, "SET_INPUT: no program loaded");
+// SET_INPUT's and SET_INPUT_SLOT's tensor header, checked against the program's input.
+rt::Error Server::take_input_header(const Frame& request, InputHeader* h) {
+  RT_CHECK(runner_.loaded(), rt::Error::BadMessage, "%s: no program loaded",
+           kind_name(request.kind));
   RT_CHECK(request.length >= kTensorHeaderSize, rt::Error::BadMessage,
-           "SET_INPUT payload is %lu bytes, shorter than its %lu-byte header", ul(request.length),
-           ul(kTensorHeaderSize));
+           "%s payload is %lu bytes, shorter than its %lu-byte header", kind_name(request.kind),
+           ul(request.length), ul(kTensorHeaderSize));
   const uint8_t* p = request.payload;
-  uint16_t index = get_u16(p + kTensorHeaderIndex);
-  runner::TensorDesc desc = {p[kTensorHeaderDtype], p[kTensorHeaderNdim],
-                             get_u32(p + kTensorHeaderNbytes), {}};
-  uint32_t offset = get_u32(p + kTensorHeaderOffset);
-  RT_CHECK(get_u32(p + kTensorHeaderCrc32) == 0, rt::Error::BadMessage,
-           "SET_INPUT: the crc32 field is not 0");
-  RT_CHECK(desc.ndim <= rt::kMaxDims, rt::Error::BadMessage,
-           "SET_INPUT: %u dimensions, at most %d", desc.ndim, rt::kMaxDims);
+  h->index = get_u16(p + kTensorHeaderIndex);
+  h->desc = {p[kTensorHeaderDtype], p[kTensorHeaderNdim], get_u32(p + kTensorHeaderNbytes), {}};
+  h->offset = get_u32(p + kTensorHeaderOffset);
+  h->crc = get_u32(p + kTensorHeaderCrc32);
+  RT_CHECK(h->desc.ndim <= rt::kMaxDims, rt::Error::BadMessage,
+           "%s: %u dimensions, at most %d", kind_name(request.kind), h->desc.ndim, rt::kMaxDims);
   for (int d = 0; d < rt::kMaxDims; ++d) {
-    desc.sizes[d] = static_cast<int32_t>(get_u32(p + kTensorHeaderSizes + 4 * d));
-    RT_CHECK(d < desc.ndim || desc.sizes[d] == 0, rt::Error::BadMessage,
-             "SET_INPUT: size %d beyond its %u dimensions is not 0", d, desc.ndim);
+    h->desc.sizes[d] = static_cast<int32_t>(get_u32(p + kTensorHeaderSizes + 4 * d));
+    RT_CHECK(d < h->desc.ndim || h->desc.sizes[d] == 0, rt::Error::BadMessage,
+             "%s: size %d beyond its %u dimensions is not 0", kind_name(request.kind), d,
+             h->desc.ndim);
   }
-  RT_CHECK(index < runner_.num_inputs(), rt::Error::InputMismatch,
-           "input %u: the program takes %lu inputs", index, ul(runner_.num_inputs()));
-  RT_TRY(runner_.check_input(index, desc));
-  size_t size = request.length - kTensorHeaderSize;
-  RT_CHECK(offset == 0 || offset == input_received_[index], rt::Error::BadMessage,
-           "input %u: chunk at offset %lu, expected %lu (chunks come in order)", index,
-           ul(offset), ul(input_received_[index]));
-  RT_CHECK(size <= desc.nbytes - offset, rt::Error::BadMessage,
-           "input %u: chunk of %lu bytes at offset %lu passes its %lu bytes", index, ul(size),
-           ul(offset), ul(desc.nbytes));
-  RT_TRY(runner_.write_input(index, offset, p + kTensorHeaderSize, size));
-  if (stash_needed_ <= config_.input_stash.size && size > 0) {
-    memcpy(config_.input_stash.data + stash_offset_[index] + offset, p + kTensorHeaderSize, size);
-  }
-  input_received_[index] = offset + static_cast<uint32_t>(size);
-  input_set_[index] = input_received_[index] == desc.nbytes;
+  RT_CHECK(h->index < runner_.num_inputs(), rt::Error::InputMismatch,
+           "input %u: the program takes %lu inputs", h->index, ul(runner_.num_inputs()));
+  return runner_.check_input(h->index, h->desc);
+}
+
+void Server::input_taken(uint16_t index, uint32_t received, uint32_t nbytes, size_t* n) {
+  input_received_[index] = received;
+  input_set_[index] = received == nbytes;
   input_fresh_[index] = input_set_[index];
   outputs_ = Outputs::None;  // an output may share an input's memory (an identity program)
   uint8_t* out = tx_payload();
   memset(out, 0, kSetInputReplySize);
   put_u16(out + kSetInputReplyIndex, index);
-  put_u32(out + kSetInputReplyReceived, input_received_[index]);
+  put_u32(out + kSetInputReplyReceived, received);
   *n = kSetInputReplySize;
+}
+
+rt::Error Server::on_set_input(const Frame& request, size_t* n) {
+  InputHeader h;
+  RT_TRY(take_input_header(request, &h));
+  RT_CHECK(h.crc == 0, rt::Error::BadMessage, "SET_INPUT: the crc32 field is not 0");
+  uint16_t index = h.index;
+  uint32_t offset = h.offset;
+  const uint8_t* p = request.payload;
+  size_t size = request.length - kTensorHeaderSize;
+  RT_CHECK(offset == 0 || offset == input_received_[index], rt::Error::BadMessage,
+           "input %u: chunk at offset %lu, expected %lu (chunks come in order)", index,
+           ul(offset), ul(input_received_[index]));
+  RT_CHECK(size <= h.desc.nbytes - offset, rt::Error::BadMessage,
+           "input %u: chunk of %lu bytes at offset %lu passes its %lu bytes", index, ul(size),
+           ul(offset), ul(h.desc.nbytes));
+  RT_TRY(runner_.write_input(index, offset, p + kTensorHeaderSize, size));
+  if (stash_needed_ <= config_.input_stash.size && size > 0) {
+    memcpy(config_.input_stash.data + stash_offset_[index] + offset, p + kTensorHeaderSize, size);
+  }
+  input_taken(index, offset + static_cast<uint32_t>(size), h.desc.nbytes, n);
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_set_input_slot(const Frame& request, size_t* n) {
+  const char* kind = kind_name(request.kind);
+  bool from_file = request.kind == kSetInputFile;
+  InputHeader h;
+  RT_TRY(take_input_header(request, &h));
+  char name[kMaxFileName + 1] = {};
+  if (from_file) {
+    RT_CHECK(request.length >= kTensorHeaderSize + kSetInputFileSize, rt::Error::BadMessage,
+             "SET_INPUT_FILE payload is %lu bytes, at least %lu", ul(request.length),
+             ul(kTensorHeaderSize + kSetInputFileSize));
+    const uint8_t* tail = request.payload + kTensorHeaderSize;
+    RT_CHECK(get_u16(tail + kSetInputFileReserved) == 0, rt::Error::BadMessage,
+             "SET_INPUT_FILE: reserved bytes are not 0");
+    RT_TRY(take_file_name(request, kTensorHeaderSize + kSetInputFileSize,
+                          get_u16(tail + kSetInputFileNameLength), name));
+  } else {
+    RT_CHECK(request.length == kTensorHeaderSize, rt::Error::BadMessage,
+             "SET_INPUT_SLOT payload is %lu bytes, expected its %lu-byte header alone",
+             ul(request.length), ul(kTensorHeaderSize));
+  }
+  // The input lies where the stash keeps it between runs, so nothing is copied there.
+  RT_CHECK(stash_needed_ <= config_.input_stash.size, rt::Error::OutOfMemory,
+           "%s: the inputs need %lu bytes, the inputs slot has %lu", kind, ul(stash_needed_),
+           ul(config_.input_stash.size));
+  RT_CHECK(h.offset == stash_offset_[h.index], rt::Error::BadMessage,
+           "%s: input %u at offset %lu of the inputs slot, the firmware keeps it at %lu", kind,
+           h.index, ul(h.offset), ul(stash_offset_[h.index]));
+  uint8_t* data = config_.input_stash.data + h.offset;  // in the slot: checked at load
+  if (from_file) {
+    // From here the slot's copy is not the input that was set (until this one is taken).
+    input_taken(h.index, 0, h.desc.nbytes, n);
+    int read = platform_host_read_file(name, data, h.desc.nbytes);
+    RT_CHECK(read != -1, rt::Error::NotSupported,
+             "SET_INPUT_FILE: this firmware has no semihosting (built with exit=park)");
+    RT_CHECK(read == 0, rt::Error::InputMismatch,
+             "SET_INPUT_FILE: the host's file '%s' %s %lu bytes (input %u)", name,
+             read == -2 ? "would not open: no" : "does not hold exactly", ul(h.desc.nbytes),
+             h.index);
+  }
+  uint32_t crc = runner::crc32(data, h.desc.nbytes);
+  RT_CHECK(crc == h.crc, rt::Error::InputMismatch,
+           "%s: input %u's %lu bytes at offset %lu of the inputs slot have CRC-32 %08lx, the "
+           "host's is %08lx (not the input it %s)", kind, h.index, ul(h.desc.nbytes),
+           ul(h.offset), ul(crc), ul(h.crc), from_file ? "wrote" : "preloaded");
+  RT_TRY(runner_.write_input(h.index, 0, data, h.desc.nbytes));
+  input_taken(h.index, h.desc.nbytes, h.desc.nbytes, n);
   return rt::Error::Ok;
 }
 
@@ -257,6 +320,43 @@ rt::Error Server::on_get_output(const Frame& request, size_t* n) {
   Writer w(tx_payload(), kMaxPayload);
   put_tensor_header(w, index, *tensor, offset, crc_value_);
   w.put(data + offset, size);
+  *n = w.size();
+  return rt::Error::Ok;
+}
+
+rt::Error Server::on_get_output_file(const Frame& request, size_t* n) {
+  RT_CHECK(request.length >= kGetOutputFileSize, rt::Error::BadMessage,
+           "GET_OUTPUT_FILE payload is %lu bytes, at least %lu", ul(request.length),
+           ul(kGetOutputFileSize));
+  const uint8_t* p = request.payload;
+  uint16_t index = get_u16(p + kGetOutputFileIndex);
+  uint16_t flags = get_u16(p + kGetOutputFileFlags);
+  size_t length = get_u16(p + kGetOutputFileNameLength);
+  RT_CHECK(flags == 0 && get_u16(p + kGetOutputFileReserved) == 0, rt::Error::BadMessage,
+           "GET_OUTPUT_FILE: flags and reserved must be 0");
+  char name[kMaxFileName + 1];
+  RT_TRY(take_file_name(request, kGetOutputFileSize, length, name));
+  RT_CHECK(outputs_ == Outputs::Passed, rt::Error::BadMessage,
+           "GET_OUTPUT_FILE: no RUN has passed since the program or an input was set");
+  RT_CHECK(index < runner_.num_outputs(), rt::Error::BadMessage,
+           "GET_OUTPUT_FILE: no output %u (the program has %lu)", index,
+           ul(runner_.num_outputs()));
+  const rt::Tensor* tensor = nullptr;
+  RT_TRY(runner_.output_tensor(index, &tensor));
+  const uint8_t* data = static_cast<const uint8_t*>(tensor->data);
+  if (crc_index_ != index) {
+    crc_value_ = runner::crc32(data, tensor->nbytes);
+    crc_index_ = index;
+  }
+  int written = platform_host_write_file(name, data, tensor->nbytes);
+  RT_CHECK(written != -1, rt::Error::NotSupported,
+           "GET_OUTPUT_FILE: this firmware has no semihosting (built with exit=park)");
+  RT_CHECK(written == 0, rt::Error::Internal,
+           "GET_OUTPUT_FILE: the host %s the file '%s' (%lu bytes of output %u)",
+           written == -2 ? "would not open" : "did not take every byte of", name,
+           ul(tensor->nbytes), index);
+  Writer w(tx_payload(), kMaxPayload);
+  put_tensor_header(w, index, *tensor, 0, crc_value_);
   *n = w.size();
   return rt::Error::Ok;
 }

@@ -100,9 +100,10 @@ void Server::handle(const Frame& request) {
     if (request.kind == kLoadBegin || request.kind == kLoadData || request.kind == kLoadEnd ||
         request.kind == kLoadSlot) {
       stats_load_ticks_ += ticks;
-    } else if (request.kind == kSetInput) {
+    } else if (request.kind == kSetInput || request.kind == kSetInputSlot ||
+               request.kind == kSetInputFile) {
       stats_input_ticks_ += ticks;
-    } else if (request.kind == kGetOutput) {
+    } else if (request.kind == kGetOutput || request.kind == kGetOutputFile) {
       stats_output_ticks_ += ticks;
     }
   }
@@ -140,10 +141,15 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
       return on_load_slot(request, n);
     case kSetInput:
       return on_set_input(request, n);
+    case kSetInputSlot:
+    case kSetInputFile:
+      return on_set_input_slot(request, n);
     case kRun:
       return on_run(request, n);
     case kGetOutput:
       return on_get_output(request, n);
+    case kGetOutputFile:
+      return on_get_output_file(request, n);
     case kStats:
       RT_TRY(expect_size(request, 0));
       return on_stats(n);
@@ -158,6 +164,7 @@ rt::Error Server::dispatch(const Frame& request, size_t* n) {
     case kNpuRead:
     case kNpuWrite:
     case kNpuHash:
+    case kNpuWriteFile:
     case kNpuDone:
       return rt::fail(rt::Error::BadMessage, "%s: no virtual U55 exchange is open",
                       kind_name(request.kind));

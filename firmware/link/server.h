@@ -38,7 +38,8 @@ struct ServerConfig {
   rt::Span program_slot;              // LOAD_* write the program here; LOAD_SLOT reads an SDKP
   // A copy of every input, put back before each execute() but the first after SET_INPUT: the
   // memory plan may reuse an input's memory for later tensors, so a second run would read
-  // garbage (the board's inputs slot, unused in link mode). Empty: RUN needs fresh inputs.
+  // garbage (the board's inputs slot; SET_INPUT_SLOT takes an input preloaded there). Empty: RUN
+  // needs fresh inputs.
   rt::Span input_stash;
   rt::ConstBytes embedded_program;    // loaded at boot when size > 0
   const char* firmware_version;
@@ -121,9 +122,22 @@ class Server {
   rt::Error on_load_data(const Frame& request, size_t* n);
   rt::Error on_load_end(const Frame& request, size_t* n);
   rt::Error on_load_slot(const Frame& request, size_t* n);
+  // SET_INPUT's and SET_INPUT_SLOT's tensor header, checked against the program's input.
+  struct InputHeader {
+    uint16_t index = 0;
+    runner::TensorDesc desc = {};
+    uint32_t offset = 0;  // SET_INPUT: of the chunk; SET_INPUT_SLOT: in the inputs slot
+    uint32_t crc = 0;     // SET_INPUT: 0; SET_INPUT_SLOT: the host's CRC-32 of the input
+  };
+  rt::Error take_input_header(const Frame& request, InputHeader* header);
+  // `received` of input `index`'s `nbytes` are in; the reply into the tx payload.
+  void input_taken(uint16_t index, uint32_t received, uint32_t nbytes, size_t* n);
   rt::Error on_set_input(const Frame& request, size_t* n);
+  // SET_INPUT_SLOT, and SET_INPUT_FILE (the same after reading the file into the slot).
+  rt::Error on_set_input_slot(const Frame& request, size_t* n);
   rt::Error on_run(const Frame& request, size_t* n);
   rt::Error on_get_output(const Frame& request, size_t* n);
+  rt::Error on_get_output_file(const Frame& request, size_t* n);
   rt::Error on_stats(size_t* n);
   rt::Error on_link_test(const Frame& request, size_t* n);
   // After LINK_TEST's first answer: the source's bytes, or the sink's count to swallow.
@@ -151,6 +165,7 @@ class Server {
   void handle_in_exchange(const Frame& request);
   rt::Error on_npu_read(const Frame& request, size_t* n);
   rt::Error on_npu_write(const Frame& request, size_t* n);
+  rt::Error on_npu_write_file(const Frame& request, size_t* n);
   rt::Error on_npu_hash(const Frame& request, size_t* n);
   rt::Error on_npu_done(const Frame& request, size_t* n);
   // [address, address + length) inside memory the firmware lets the NPU reach (its arenas and

@@ -1,6 +1,10 @@
 // The link server driven with encoded frames in memory through a fake transport.
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <functional>
 #include <map>
 #include <string>
@@ -10,6 +14,7 @@
 #include "frame.h"
 #include "npu_absent.h"
 #include "console.h"
+#include "platform_host.h"
 #include "runner.h"
 #include "server.h"
 #include "sha256.h"
@@ -620,6 +625,178 @@ TEST(server_load_slot_reads_an_sdkp_blob) {
   CHECK(e.name == "InvalidProgram" && has(e.reason, "CRC"));
 }
 
+// SET_INPUT_SLOT's header: the input's offset in the inputs slot and the CRC-32 there.
+Bytes slot_header(uint16_t index, uint32_t offset, uint32_t crc) {
+  Bytes h = Link::tensor_header(index, static_cast<uint8_t>(ScalarType::Float), {2, 3}, 24, offset);
+  h[12] = static_cast<uint8_t>(crc);
+  h[13] = static_cast<uint8_t>(crc >> 8);
+  h[14] = static_cast<uint8_t>(crc >> 16);
+  h[15] = static_cast<uint8_t>(crc >> 24);
+  return h;
+}
+
+Bytes output_file_request(uint16_t index, const std::string& name) {
+  Bytes p;
+  put_u16(p, index);
+  put_u16(p, 0);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
+uint32_t crc_of(const float* values) {
+  return runner::crc32(reinterpret_cast<const uint8_t*>(values), 24);
+}
+
+TEST(server_set_input_slot_takes_what_the_host_preloaded_when_its_crc_matches) {
+  Link& link = fresh_link();
+  link.connect();
+  ErrorInfo e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, 0)));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no program loaded"));
+  link.load(add_program());
+  memset(g_stash, 0, sizeof(g_stash));
+  memcpy(g_stash, kA, 24);       // input 0 at 0
+  memcpy(g_stash + 32, kB, 24);  // input 1 at 32: 24 bytes rounded up to 16
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kB))));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "not the input it preloaded"));
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(1, 24, crc_of(kB))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "offset 24 of the inputs slot, the firmware keeps it at 32"));
+  Bytes longer = slot_header(0, 0, crc_of(kA));
+  longer.push_back(0);
+  e = error_of(link.request(hostlink::kSetInputSlot, longer));
+  CHECK(e.name == "BadMessage" && has(e.reason, "its 48-byte header alone"));
+  Bytes wrong_shape = Link::tensor_header(0, static_cast<uint8_t>(ScalarType::Float), {3, 2}, 24, 0);
+  e = error_of(link.request(hostlink::kSetInputSlot, wrong_shape));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "shape"));
+  e = error_of(link.run(1));
+  CHECK(e.name == "BadMessage" && has(e.reason, "input 0 has not been set"));
+  Response r = link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kA)));
+  CHECK_EQ(r.kind, hostlink::kSetInputSlot);
+  CHECK_EQ(u16(r.payload, 0), 0);
+  CHECK_EQ(u32(r.payload, 4), 24);
+  CHECK_EQ(link.request(hostlink::kSetInputSlot, slot_header(1, 32, crc_of(kB))).kind,
+           hostlink::kSetInputSlot);
+  CHECK_EQ(link.run(2).kind, hostlink::kRun);  // the second run puts the slot's copies back
+  r = link.get_output(0, 0, 24);
+  float got[6];
+  memcpy(got, r.payload.data() + 48, 24);
+  for (int i = 0; i < 6; ++i) CHECK(got[i] == kA[i] + kB[i]);
+  // A SET_INPUT over the link replaces the slot's copy: the old CRC no longer holds.
+  link.set_input(0, kB, 0, 6);
+  e = error_of(link.request(hostlink::kSetInputSlot, slot_header(0, 0, crc_of(kA))));
+  CHECK(e.name == "InputMismatch");
+}
+
+Bytes file_input_request(uint16_t index, uint32_t offset, uint32_t crc, const std::string& name) {
+  Bytes p = slot_header(index, offset, crc);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
+void write_file(const std::string& path, const void* data, size_t size) {
+  FILE* f = fopen(path.c_str(), "wb");
+  CHECK(f != nullptr);
+  if (f) {
+    fwrite(data, 1, size, f);
+    fclose(f);
+  }
+}
+
+TEST(server_set_input_file_reads_the_input_into_the_slot_and_checks_its_crc) {
+  Link& link = fresh_link();
+  link.connect();
+  link.load(add_program());
+  char dir[] = "/tmp/server_test_inputs.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  std::string path = std::string(dir) + "/in.bin";
+  host_platform_file_dir(nullptr);
+  ErrorInfo e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "NotSupported" && has(e.reason, "no semihosting"));
+  host_platform_file_dir(dir);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "would not open"));
+  write_file(path, kB, 20);  // 4 bytes short
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "does not hold exactly 24 bytes"));
+  write_file(path, kB, 24);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kA), "in.bin")));
+  CHECK(e.name == "InputMismatch" && has(e.reason, "not the input it wrote"));
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "/etc/x")));
+  CHECK(e.name == "BadMessage");
+  e = error_of(link.request(hostlink::kSetInputFile, slot_header(0, 0, crc_of(kB))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "at least 52"));
+  Response r = link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kB), "in.bin"));
+  CHECK_EQ(r.kind, hostlink::kSetInputFile);
+  CHECK_EQ(u32(r.payload, 4), 24);
+  write_file(path, kA, 24);
+  CHECK_EQ(link.request(hostlink::kSetInputFile, file_input_request(1, 32, crc_of(kA), "in.bin")).kind,
+           hostlink::kSetInputFile);
+  CHECK_EQ(link.run(2).kind, hostlink::kRun);
+  r = link.get_output(0, 0, 24);
+  float got[6];
+  memcpy(got, r.payload.data() + 48, 24);
+  for (int i = 0; i < 6; ++i) CHECK(got[i] == kA[i] + kB[i]);
+  // A failed read leaves the input unset: no RUN on what half a file left in the slot.
+  write_file(path, kA, 8);
+  e = error_of(link.request(hostlink::kSetInputFile, file_input_request(0, 0, crc_of(kA), "in.bin")));
+  CHECK(e.name == "InputMismatch");
+  e = error_of(link.run(1));
+  CHECK(e.name == "BadMessage" && has(e.reason, "input 0 has not been set"));
+  host_platform_file_dir(nullptr);
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+TEST(server_get_output_file_writes_a_passed_run_s_output_under_a_checked_name) {
+  Link& link = fresh_link();
+  link.connect();
+  link.load(add_program());
+  link.set_input(0, kA, 0, 6);
+  link.set_input(1, kB, 0, 6);
+  ErrorInfo e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, "o.bin")));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no RUN has passed"));
+  CHECK_EQ(link.run(1).kind, hostlink::kRun);
+  host_platform_file_dir(nullptr);  // as a firmware without semihosting
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, "o.bin")));
+  CHECK(e.name == "NotSupported" && has(e.reason, "no semihosting"));
+  char dir[] = "/tmp/server_test_files.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  host_platform_file_dir(dir);
+  for (const char* bad : {"", "../o.bin", ".o", "a/b", "o bin", "o\\b"}) {
+    e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, bad)));
+    CHECK(e.name == "BadMessage");
+  }
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(0, std::string(65, 'a'))));
+  CHECK(e.name == "BadMessage" && has(e.reason, "1..64"));
+  Bytes lying = output_file_request(0, "o.bin");
+  lying[4] = 4;  // says 4 bytes of name, 5 follow
+  e = error_of(link.request(hostlink::kGetOutputFile, lying));
+  CHECK(e.name == "BadMessage");
+  e = error_of(link.request(hostlink::kGetOutputFile, output_file_request(1, "o.bin")));
+  CHECK(e.name == "BadMessage" && has(e.reason, "no output 1"));
+  Response r = link.request(hostlink::kGetOutputFile, output_file_request(0, "out-0.bin"));
+  CHECK_EQ(r.kind, hostlink::kGetOutputFile);
+  CHECK_EQ(r.payload.size(), 48);  // the header alone: the bytes are in the file
+  float expected[6];
+  for (int i = 0; i < 6; ++i) expected[i] = kA[i] + kB[i];
+  CHECK_EQ(u32(r.payload, 4), 24);
+  CHECK_EQ(u32(r.payload, 12), crc_of(expected));
+  std::string path = std::string(dir) + "/out-0.bin";
+  FILE* f = fopen(path.c_str(), "rb");
+  CHECK(f != nullptr);
+  float got[7] = {};
+  size_t n = f ? fread(got, 1, sizeof(got), f) : 0;
+  if (f) fclose(f);
+  CHECK_EQ(n, 24);
+  CHECK(memcmp(got, expected, 24) == 0);
+  unlink(path.c_str());
+  rmdir(dir);
+  host_platform_file_dir(nullptr);
+}
+
 TEST(server_link_test_source_and_sink) {
   Link& link = fresh_link();
   link.connect();
@@ -882,7 +1059,20 @@ TEST(server_runs_the_unchanged_driver_through_register_exchanges) {
   CHECK(!link.server_.npu_exchange_open());
 }
 
+Bytes npu_write_file_request(uint64_t address, uint32_t length, const std::string& name) {
+  Bytes p;
+  put_u64(p, address);
+  put_u32(p, length);
+  put_u16(p, static_cast<uint16_t>(name.size()));
+  put_u16(p, 0);
+  p.insert(p.end(), name.begin(), name.end());
+  return p;
+}
+
 TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
+  char dir[] = "/tmp/server_test_npu.XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr);
+  std::string file = std::string(dir) + "/w.bin";
   Link& link = fresh_link();
   VirtualRig rig(link);
   MiniU55 npu(rig);
@@ -890,7 +1080,17 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   link.connect();
   link.load(rig.delegated.program);
   rig.set_input();
+  const Bytes out = xor_5a(rig.input);
+  const uint32_t n = static_cast<uint32_t>(out.size());
+  FILE* f = fopen(file.c_str(), "wb");
+  CHECK(f != nullptr);
+  if (f) {
+    fwrite(out.data(), 1, out.size(), f);
+    fclose(f);
+  }
+  host_platform_file_dir(nullptr);
   std::vector<ErrorInfo> errors;
+  Bytes file_reply;
   int step = -1;  // -1: the model answers; from 0: the script below does the NPU's work
   const uint64_t scratch = reinterpret_cast<uintptr_t>(g_scratch);
   auto next = [&]() {
@@ -906,7 +1106,14 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
       case 8: rig.queue(hostlink::kNpuDone, {0, 0, 0, 0, 2, 0, 0, 0}); break;  // irq 2
       case 9: rig.queue(hostlink::kNpuRead, {0, 0}); break;                  // short
       case 10: rig.queue_memory(hostlink::kNpuRead, scratch, 16); break;      // in bounds
-      case 11: rig.queue_write(scratch + 16, xor_5a(rig.input)); break;
+      case 11: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(16, 4, "w.bin")); break;
+      case 12: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "../w")); break;
+      case 13: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "w.bin")); break;
+      case 14:  // from here the host build reads files in `dir`, as QEMU in its folder
+        host_platform_file_dir(dir);
+        rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n + 1, "w.bin"));
+        break;
+      case 15: rig.queue(hostlink::kNpuWriteFile, npu_write_file_request(scratch + 16, n, "w.bin")); break;
       default:  // the NPU is done: the model answers the start and the rest
         step = -1;
         npu.regs[ethosu::reg::STATUS] = ethosu::status::kCmdEndReached | ethosu::status::kIrqRaised;
@@ -921,6 +1128,7 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   };
   link.transport_.host = [&](const Response& r) {
     if (r.kind == hostlink::kError) errors.push_back(error_of(r));
+    if (r.kind == hostlink::kNpuWriteFile) file_reply = r.payload;
     if (step < 0) {
       npu.on(r);
     } else if (r.flags == hostlink::kFlagResponse) {
@@ -929,8 +1137,8 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
   };
   Response r = link.run(1);
   CHECK_EQ(r.kind, hostlink::kRun);
-  CHECK_EQ(errors.size(), 10);
-  if (errors.size() == 10) {
+  CHECK_EQ(errors.size(), 14);
+  if (errors.size() == 14) {
     CHECK(errors[0].name == "InvalidArgument" &&
           has(errors[0].reason, "NPU_READ of 4 bytes at 0x00000000_00000010: outside the memory "
                                 "the NPU may reach"));
@@ -944,8 +1152,22 @@ TEST(server_u55_memory_requests_are_bounds_checked_and_others_refused) {
     CHECK(has(errors[7].reason, "session"));
     CHECK(has(errors[8].reason, "NPU_DONE irq 2"));
     CHECK(has(errors[9].reason, "NPU_READ payload is 2 bytes, expected 12"));
+    CHECK(errors[10].name == "InvalidArgument" &&
+          has(errors[10].reason, "NPU_WRITE_FILE of 4 bytes at 0x00000000_00000010: outside"));
+    CHECK(errors[11].name == "BadMessage" && has(errors[11].reason, "not one of [A-Za-z0-9._-]"));
+    CHECK(errors[12].name == "NotSupported" && has(errors[12].reason, "no semihosting"));
+    CHECK(errors[13].name == "InvalidArgument" &&
+          has(errors[13].reason, "'w.bin' does not hold exactly"));
   }
-  CHECK(output_bytes(link) == xor_5a(rig.input));
+  CHECK_EQ(file_reply.size(), 8);
+  if (file_reply.size() == 8) {
+    CHECK_EQ(u32(file_reply, 0), n);
+    CHECK_EQ(u32(file_reply, 4), runner::crc32(out.data(), out.size()));
+  }
+  CHECK(output_bytes(link) == out);
+  host_platform_file_dir(nullptr);
+  unlink(file.c_str());
+  rmdir(dir);
 }
 
 TEST(server_u55_retransmissions_resend_the_exchange_or_the_kept_answer) {

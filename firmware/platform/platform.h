@@ -43,6 +43,20 @@ __attribute__((noreturn)) void platform_reset(void);
 // SYS_EXIT_EXTENDED where available, otherwise they park the CPU.
 __attribute__((noreturn)) void platform_exit(int code);
 
+// Write `size` bytes from `data` to the file `name` on the host's side (its whole content:
+// created or truncated), where the board has a debugger's file access: semihosting's
+// SYS_OPEN/SYS_WRITE/SYS_CLOSE on an emulator (QEMU: relative to its working directory; the
+// FVP: to cpu0.semihosting-cwd). Returns 0 when every byte was written, -1 when the build has
+// no semihosting (exit=park: on a board without a debugger its bkpt would be a HardFault),
+// -2 when the host would not open the file, -3 when it did not take every byte. The caller
+// checks `name` (the host link: docs/link.md GET_OUTPUT_FILE).
+int platform_host_write_file(const char* name, const void* data, size_t size);
+
+// Read the file `name` on the host's side into `data`: it must hold exactly `size` bytes.
+// Returns 0 when it did and every byte was read, -1 without semihosting (as above), -2 when
+// the host would not open the file, -3 when its length is not `size` or a read fell short.
+int platform_host_read_file(const char* name, void* data, size_t size);
+
 // A monotonic tick count and its rate. Under QEMU with -icount the ticks are
 // proportional to retired instructions; the host labels them accordingly.
 uint64_t platform_ticks(void);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from sdk.cli.farm_args import add_farm_arguments, farm_options
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from sdk.targets.base import RunOptions
     from sdk.targets.run import make_target
     from sdk.utils.npz import read_arrays, write_arrays
+    from sdk.utils.progress import Steps
 
     board = load_board(args.board)
     if args.iterations < 1:
@@ -137,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
     program.outputs()  # a non-tensor output is a ProgramError before anything runs
     for case in cases:
         program.check_inputs(case.inputs)
-    with target.strategy.up(run_options, program) as running:
+    with target.strategy.up(run_options, program, inputs=cases[0].inputs) as running:
+        # a serial line: each large transfer's expected time, then its progress (a terminal)
+        running.watch_transfers(Steps(show=sys.stderr.isatty()).transfer)
         reports = [running.run(program, case.inputs, run_options) for case in cases]
     report = reports[0]
     write_arrays(args.output, report.outputs)

@@ -333,7 +333,8 @@ def deploy(
     # What failed after the target ran: the report says it beside what ran (a later step's
     # error never drops the run's outputs, its profile or its timing).
     late = _LateFailures(steps)
-    with chosen.strategy.up(run_options, program) as running:
+    with chosen.strategy.up(run_options, program, inputs=run_inputs) as running:
+        running.watch_transfers(steps.transfer)  # a serial line: expected time, progress
         with steps.step("run", f"run on {target_name}"):
             run = running.run(program, run_inputs, run_options)
             write_arrays(outdir / "outputs.npz", run.outputs)

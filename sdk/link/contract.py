@@ -121,6 +121,7 @@ def render_header() -> str:
     names += list(link["payloads"])
     lines += [f"constexpr uint32_t kNpuNoRead = 0x{link['npu_no_read']:08X};"]
     lines += [f"constexpr size_t kMaxProfileEvents = {link['max_profile_events']};"]
+    lines += [f"constexpr size_t kMaxFileName = {link['max_file_name']};"]
     modes = link["link_test_modes"].items()
     lines += [f"constexpr uint8_t kLinkTest{_camel(n)} = {v};" for n, v in modes]
     lines.append("")

@@ -330,6 +330,28 @@ def get_output(index: int, offset: int, max_bytes: int, after_failure: bool = Fa
     return contract.pack("get_output", index=index, flags=flags, offset=offset, max_bytes=max_bytes)
 
 
+MAX_FILE_NAME = contract.data()["link"]["max_file_name"]
+
+
+def set_input_file(header: TensorHeader, name: str) -> bytes:
+    """SET_INPUT_FILE: the input `header` describes, from the host file `name`."""
+    raw = name.encode("ascii")
+    return header.pack() + contract.pack("set_input_file", name_length=len(raw)) + raw
+
+
+def get_output_file(index: int, name: str) -> bytes:
+    """GET_OUTPUT_FILE: output `index` written by the firmware to the host file `name`."""
+    raw = name.encode("ascii")
+    return contract.pack("get_output_file", index=index, name_length=len(raw)) + raw
+
+
+def npu_write_file(address: int, length: int, name: str) -> bytes:
+    """NPU_WRITE_FILE: `length` bytes at `address` from the host file `name`."""
+    raw = name.encode("ascii")
+    fixed = contract.pack("npu_write_file", address=address, length=length, name_length=len(raw))
+    return fixed + raw
+
+
 def link_test(mode: str, count: int) -> bytes:
     """`mode`: a name of the contract's link_test_modes (SINK, SOURCE)."""
     return contract.pack("link_test", mode=LINK_TEST_MODES[mode], count=count)

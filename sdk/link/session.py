@@ -18,7 +18,8 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,14 @@ import numpy as np
 
 from sdk.errors import FirmwareRefused, PayloadError
 from sdk.link import protocol as p
+from sdk.link.bigio import (
+    BIG_IO_OVER,
+    SlotInput,
+    input_offsets,
+    output_file_name,
+    read_output_file,
+    write_input_file,
+)
 from sdk.link.npu_service import NpuDevice, NpuService
 from sdk.link.protocol import Kind
 from sdk.link.record import FirmwareRecord, MemoryUse, Outcome, OutputRecord
@@ -40,6 +49,15 @@ class Timeouts:
     transfer: float = 2.0  # LOAD_*, SET_INPUT, GET_OUTPUT, INFO, STATS
     run: float = 120.0
     reset: float = 10.0
+
+
+# A transfer's progress: (what, bytes done, bytes in all, the expected seconds at the line's
+# speed), called before the first chunk (done 0), after each chunk, and at the end.
+TransferProgress = Callable[[str, int, int, float], None]
+# Bytes on the wire per payload byte and per frame (COBS, delimiters, header, CRC): a chunk of
+# `max_payload` costs about that many bytes more.
+FRAME_OVERHEAD = p.MIN_BODY + 2
+COBS_OVERHEAD = 1 / 254
 
 
 class LinkSession(Transport, NpuService):
@@ -81,6 +99,18 @@ class LinkSession(Transport, NpuService):
         # The last register exchange answered: a stale announcement can only be of it (they
         # are sequential), and their numbers wrap.
         self._last_exchange: tuple[int, int] | None = None
+        # Large inputs and outputs without the UART (sdk.link.bigio), where the target allows:
+        # the inputs preloaded into the inputs slot for the program of SHA-256 `slot_program`,
+        # and the folder where the firmware's semihosting writes land (an emulator's cwd).
+        self.slot_inputs: dict[int, SlotInput] = {}
+        self.slot_program: bytes | None = None
+        self.files_dir: Path | None = None
+        self.input_files = True  # SET_INPUT_FILE for large inputs (until NotSupported)
+        self._files = 0
+        # A board's serial line: its bytes per second (the expected time of a transfer, said
+        # before it starts), and who hears of the progress (None: the log alone).
+        self.line_bytes_per_second: float | None = None
+        self.on_transfer: TransferProgress | None = None
 
     # ---- context manager ---------------------------------------------------------------------
 
@@ -234,11 +264,36 @@ class LinkSession(Transport, NpuService):
         self.loads += 1
         return self._loaded
 
+    def expected_seconds(self, nbytes: int, header: int = 0) -> float:
+        """Seconds `nbytes` of payload take on the line in chunks of a frame's payload less
+        `header` (0: no line speed known)."""
+        if not self.line_bytes_per_second:
+            return 0.0
+        chunk = self._max_payload() - header
+        frames = max(1, -(-nbytes // chunk))
+        wire = nbytes * (1 + COBS_OVERHEAD) + frames * (FRAME_OVERHEAD + header)
+        return wire / self.line_bytes_per_second
+
+    def _progress(self, what: str, done: int, total: int, expected: float) -> None:
+        if done == 0 and expected:
+            self.log.event(
+                f"{what}: {total} bytes over the line at {self.line_bytes_per_second:g} B/s, "
+                f"expected {expected:.1f} s"
+            )
+        if self.on_transfer is not None and total > BIG_IO_OVER:
+            self.on_transfer(what, done, total, expected)
+
     def set_input(self, index: int, array: np.ndarray, dtype_code: int) -> None:
         self.phase = f"set input {index}"
+        if self.slot_program != self._loaded_sha:
+            self.slot_inputs.clear()  # another program's layout: SET_INPUT may overwrite any
+        self.slot_inputs.pop(index, None)  # the firmware's copy of it is this one from now on
         data = np.ascontiguousarray(array).tobytes()
         chunk = self._max_payload() - p.TENSOR_HEADER.size
         offsets = range(0, len(data), chunk) if data else [0]
+        what = f"input {index}"
+        expected = self.expected_seconds(len(data), p.TENSOR_HEADER.size)
+        self._progress(what, 0, len(data), expected)
         for offset in offsets:
             part = data[offset : offset + chunk]
             header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, 0)
@@ -250,6 +305,67 @@ class LinkSession(Transport, NpuService):
                     f"SET_INPUT: firmware has {received} bytes of input {got_index}, "
                     f"sent {offset + len(part)} of input {index}"
                 )
+            self._progress(what, received, len(data), expected)
+
+    def slot_input_for(self, index: int, array: np.ndarray) -> SlotInput | None:
+        """The preloaded copy of `array` as input `index` of the loaded program, if the inputs
+        slot holds one (the firmware checks its CRC-32 again)."""
+        slot = self.slot_inputs.get(index)
+        if slot is None or self.slot_program != self._loaded_sha:
+            return None
+        data = np.ascontiguousarray(array).tobytes()
+        if len(data) != slot.nbytes or zlib.crc32(data) != slot.crc:
+            return None
+        return slot
+
+    def set_input_file(self, index: int, array: np.ndarray, dtype_code: int, offset: int) -> None:
+        """SET_INPUT_FILE: the firmware reads input `index` from a file the host writes in
+        `files_dir` into the inputs slot at `offset` (where it keeps that input), checks its
+        CRC-32 and takes it; the slot then holds it for the next run of the same input."""
+        assert self.files_dir is not None
+        self.phase = f"set input {index} (file)"
+        data = np.ascontiguousarray(array).tobytes()
+        crc = zlib.crc32(data)
+        self._files += 1
+        name = f"sdk-in-{self.session:08x}-{self._files}-{index}.bin"
+        path = self.files_dir / name
+        if self.slot_program != self._loaded_sha:
+            self.slot_inputs.clear()
+        self.slot_program = self._loaded_sha
+        self.slot_inputs.pop(index, None)  # whatever the answer, the slot's copy is gone
+        write_input_file(path, data)
+        try:
+            header = p.TensorHeader(index, dtype_code, tuple(array.shape), len(data), offset, crc)
+            response = self._request(
+                Kind.SET_INPUT_FILE, p.set_input_file(header, name), self.timeouts.run
+            )
+        finally:
+            path.unlink(missing_ok=True)
+        reply = self._payload(response, p.parse_fixed, "set_input_reply", "SET_INPUT_FILE")
+        if reply["index"] != index or reply["received"] != len(data):
+            raise self.fail(
+                f"SET_INPUT_FILE: firmware has {reply['received']} bytes of input "
+                f"{reply['index']}, wrote {len(data)} of input {index}"
+            )
+        self.slot_inputs[index] = SlotInput(offset, len(data), crc)
+        self.log.event(f"input {index}: {len(data)} bytes from {name} (semihosting)")
+
+    def set_input_slot(
+        self, index: int, array: np.ndarray, dtype_code: int, slot: SlotInput
+    ) -> None:
+        """SET_INPUT_SLOT: input `index` is the `slot.nbytes` bytes the host preloaded at
+        `slot.offset` of the inputs slot, of CRC-32 `slot.crc` (the firmware checks them)."""
+        self.phase = f"set input {index} (preloaded)"
+        header = p.TensorHeader(
+            index, dtype_code, tuple(array.shape), slot.nbytes, slot.offset, slot.crc
+        )
+        response = self._request(Kind.SET_INPUT_SLOT, header.pack(), self.timeouts.transfer)
+        reply = self._payload(response, p.parse_fixed, "set_input_reply", "SET_INPUT_SLOT")
+        if reply["index"] != index or reply["received"] != slot.nbytes:
+            raise self.fail(
+                f"SET_INPUT_SLOT: firmware has {reply['received']} bytes of input "
+                f"{reply['index']}, preloaded {slot.nbytes} of input {index}"
+            )
 
     def run(self, iterations: int = 1) -> p.RunTiming:
         self.phase = "run"
@@ -268,6 +384,7 @@ class LinkSession(Transport, NpuService):
         chunk = self._max_payload() - p.TENSOR_HEADER.size
         first: p.TensorHeader | None = None
         data = bytearray()
+        what, expected = f"output {index}", 0.0
         while first is None or len(data) < first.nbytes:
             response = self._request(
                 Kind.GET_OUTPUT,
@@ -286,12 +403,49 @@ class LinkSession(Transport, NpuService):
                 raise self.fail(f"GET_OUTPUT: output {index} changed between chunks")
             if first is None:
                 first = header
+                expected = self.expected_seconds(header.nbytes, p.TENSOR_HEADER.size)
+                self._progress(what, 0, header.nbytes, expected)
             if not part and len(data) < header.nbytes:
                 raise self.fail(f"GET_OUTPUT: no data at {len(data)} of {header.nbytes}")
             data += part
+            self._progress(what, len(data), header.nbytes, expected)
         if len(data) != first.nbytes:
             raise self.fail(f"GET_OUTPUT: {len(data)} bytes of {first.nbytes}")
         return OutputRecord(first.index, first.dtype, first.shape, first.nbytes, first.crc, data)
+
+    def get_output_file(self, index: int) -> OutputRecord:
+        """GET_OUTPUT_FILE: output `index` of the last run, written by the firmware to a file
+        in `files_dir` (semihosting); its length and CRC-32 must be the firmware's."""
+        assert self.files_dir is not None
+        self.phase = f"get output {index} (file)"
+        self._files += 1
+        name = output_file_name(self.session, self._files, index)
+        path = self.files_dir / name
+        path.unlink(missing_ok=True)  # what is there after the answer is this request's
+        response = self._request(
+            Kind.GET_OUTPUT_FILE, p.get_output_file(index, name), self.timeouts.run
+        )
+        header, part = self._payload(response, p.parse_tensor, "GET_OUTPUT_FILE")
+        if header.index != index or header.offset != 0 or part:
+            raise self.fail(
+                f"GET_OUTPUT_FILE: answered for output {header.index} at {header.offset} with "
+                f"{len(part)} bytes, asked output {index}'s file"
+            )
+        try:
+            data = read_output_file(path)
+        except OSError as exc:
+            raise self.fail(f"GET_OUTPUT_FILE: the firmware wrote {path}, but: {exc}") from None
+        path.unlink(missing_ok=True)
+        if len(data) != header.nbytes or zlib.crc32(data) != header.crc:
+            raise self.fail(
+                f"GET_OUTPUT_FILE: {path} holds {len(data)} bytes of CRC-32 "
+                f"{zlib.crc32(data):08x}, the firmware's output {index} {header.nbytes} bytes "
+                f"of CRC-32 {header.crc:08x}"
+            )
+        self.log.event(f"output {index}: {len(data)} bytes from {name} (semihosting)")
+        return OutputRecord(
+            header.index, header.dtype, header.shape, header.nbytes, header.crc, data
+        )
 
     def stats(self) -> p.Stats:
         self.phase = "stats"
@@ -371,6 +525,39 @@ class LinkSession(Transport, NpuService):
 
     # ---- a whole run -------------------------------------------------------------------------
 
+    def _set_input_file(self, index: int, array: np.ndarray, code: int, offset: int) -> bool:
+        """Input `index` from a semihosting file when it is large and the target has a folder
+        for them (a data set's later samples on an emulator): True when it was taken. A
+        firmware without semihosting refuses with NotSupported: the UART, from then on."""
+        if np.asarray(array).nbytes <= BIG_IO_OVER or self.files_dir is None:
+            return False
+        if not self.input_files:
+            return False
+        try:
+            self.set_input_file(index, array, code, offset)
+            return True
+        except FirmwareRefused as refused:
+            if refused.reply.name != "NotSupported":
+                raise
+            self.log.event(f"input files: {refused.reply.reason}; sending them over the link")
+            self.input_files = False
+            return False
+
+    def _read_output(self, index: int, output_nbytes: Sequence[int] | None) -> OutputRecord:
+        """Output `index`: from a semihosting file when it is large and the target has a
+        folder for them, else over the link. A firmware without semihosting (exit=park)
+        refuses the file with NotSupported: the link it is, for the rest of the session."""
+        large = output_nbytes is not None and output_nbytes[index] > BIG_IO_OVER
+        if large and self.files_dir is not None:
+            try:
+                return self.get_output_file(index)
+            except FirmwareRefused as refused:
+                if refused.reply.name != "NotSupported":
+                    raise
+                self.log.event(f"output files: {refused.reply.reason}; reading over the link")
+                self.files_dir = None  # the same firmware has none for inputs either
+        return self.get_output(index)
+
     def run_program(
         self,
         program: bytes,
@@ -382,12 +569,15 @@ class LinkSession(Transport, NpuService):
         reload: bool = False,
         preloaded: bool = False,
         outputs_after_failure: bool = False,
+        output_nbytes: Sequence[int] | None = None,
     ) -> FirmwareRecord:
         """Load (unless this session loaded the same program), set inputs, run, read outputs.
 
         `num_outputs`: how many to read (the program's count, from the LOAD reply, by default).
         `preloaded`: the program is already in the program slot as an SDKP blob (LOAD_SLOT).
         `outputs_after_failure`: after a refused RUN, read what the outputs hold (kernel tests).
+        `output_nbytes`: each output's size: one over BIG_IO_OVER is read from a file where the
+        session has an `files_dir`; an input the inputs slot holds is taken from there.
         Returns the typed record; a firmware refusal is its error result, a link failure a
         TargetError. `check_record(record, ...)` decides whether the run passed."""
         if not self.connected:
@@ -405,12 +595,17 @@ class LinkSession(Transport, NpuService):
                 loaded.planned_used, loaded.planned_size, loaded.metadata_used, loaded.metadata_size
             )
             count = loaded.num_outputs if num_outputs is None else num_outputs
+            offsets = input_offsets([np.asarray(a).nbytes for a in inputs])
             for i, (array, code) in enumerate(zip(inputs, input_dtypes, strict=True)):
-                self.set_input(i, array, code)
+                slot = self.slot_input_for(i, array)
+                if slot is not None:
+                    self.set_input_slot(i, array, code, slot)
+                elif not self._set_input_file(i, array, code, offsets[i]):
+                    self.set_input(i, array, code)
             ran = True
             timing = self.run(iterations)
             for i in range(count):
-                record.outputs.append(self.get_output(i))
+                record.outputs.append(self._read_output(i, output_nbytes))
         except FirmwareRefused as refused:
             r = refused.reply
             record.result = Outcome(False, code=r.code, name=r.name, reason=r.reason)

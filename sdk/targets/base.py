@@ -184,6 +184,11 @@ class Running(Protocol):
         """The last run's sdk.evaluation.profile.Profile (None where nothing is timed)."""
         ...
 
+    def watch_transfers(self, progress: Callable[[str, int, int, float], None]) -> None:
+        """Have `progress(what, done, total, expected_s)` hear of each large transfer over a
+        serial line (sdk.link.session.TransferProgress); nothing where none is slow."""
+        ...
+
 
 class Strategy(Protocol):
     """Brings a target from off to running and runs programs (sdk.targets.strategy)."""
@@ -206,8 +211,14 @@ class Strategy(Protocol):
         ...
 
     def up(
-        self, options: RunOptions, program: LoadedProgram | None = None, preloads: Sequence = ()
-    ) -> contextlib.AbstractContextManager[Running]: ...
+        self,
+        options: RunOptions,
+        program: LoadedProgram | None = None,
+        preloads: Sequence = (),
+        inputs: Sequence[np.ndarray] | None = None,
+    ) -> contextlib.AbstractContextManager[Running]:
+        """The target up for `program` (its first run's `inputs` preloaded where it can)."""
+        ...
 
     def run_program(
         self, program: LoadedProgram, inputs: list[np.ndarray], options: RunOptions

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from sdk.errors import TargetError
+from sdk.link.bigio import SlotInput
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.emulator import Preload
@@ -41,6 +44,9 @@ class Console:
     explain: Callable[[TargetError], TargetError] = lambda exc: exc
     reset: Callable[[], None] | None = None
     place: str | None = None  # the farm's name for the board (labgrid), if it has one
+    # Where the firmware's semihosting file writes land (an emulator's working directory):
+    # large outputs come back there (GET_OUTPUT_FILE). None: no semihosting (a board).
+    files: Path | None = None
 
     @property
     def emulated(self) -> bool:
@@ -69,6 +75,13 @@ class PowerDriver(Protocol):
     def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
         """Files to place in memory before boot for `program` (none where nothing is booted;
         `options.bundle`: the .bpte it came from, whose program the firmware reads in place)."""
+        ...
+
+    def input_preloads(
+        self, inputs: Sequence[np.ndarray], workdir: Path
+    ) -> tuple[list[Preload], dict[int, SlotInput]]:
+        """Files to place in the board's inputs slot before boot for a run on `inputs`, and
+        the inputs the firmware then takes from there (SET_INPUT_SLOT); none on a board."""
         ...
 
     def on(

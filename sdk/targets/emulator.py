@@ -15,12 +15,16 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from sdk.errors import TargetError
 from sdk.firmware.image import pack_program
+from sdk.link.bigio import SlotInput, slot_inputs_blob
 from sdk.program.pte import LoadedProgram
 from sdk.targets.resources import EmulatorBinary
 
@@ -56,6 +60,21 @@ def program_preloads(
     blob = workdir / "program.sdkp"
     blob.write_bytes(pack_program(bundle.read_bytes() if bundle else program.data))
     return [Preload(blob, emulator.board.slots["program"].base)]
+
+
+def input_preloads(
+    emulator: EmulatorBinary, inputs: Sequence[np.ndarray], workdir: Path
+) -> tuple[list[Preload], dict[int, SlotInput]]:
+    """The run's inputs for the board's inputs slot (docs/link.md "Large inputs and outputs"):
+    the blob to preload there and the inputs SET_INPUT_SLOT takes from it (those over
+    BIG_IO_OVER bytes); nothing when none is that large."""
+    slot = emulator.board.slots["inputs"]
+    blob, slots = slot_inputs_blob(inputs, slot.size)
+    if not slots:
+        return [], {}
+    path = workdir / "inputs.bin"
+    path.write_bytes(blob)
+    return [Preload(path, slot.base)], slots
 
 
 _Process = TypeVar("_Process", bound="_EmulatorProcess")

@@ -29,7 +29,13 @@ from sdk.errors import InternalError, ProgramError, TargetError, UsageError
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.drivers import Console
-from sdk.targets.emulator import AnnouncedLinkProcess, Preload, explain_exit, program_preloads
+from sdk.targets.emulator import (
+    AnnouncedLinkProcess,
+    Preload,
+    explain_exit,
+    input_preloads,
+    program_preloads,
+)
 from sdk.targets.resources import EmulatorBinary
 
 TIMING_SOURCE = "FVP CPU ticks (approximate: the FVP is not cycle-accurate)"
@@ -164,6 +170,9 @@ class FvpDriver:
     def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
         return program_preloads(self.resource, program, workdir, options.bundle)
 
+    def input_preloads(self, inputs, workdir: Path):
+        return input_preloads(self.resource, inputs, workdir)
+
     @contextlib.contextmanager
     def on(
         self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
@@ -187,6 +196,7 @@ class FvpDriver:
                     options.baud,
                     console_log,
                     lambda exc: explain_exit(fvp, exc),
+                    files=workdir,  # cpu0.semihosting-cwd
                 )
             finally:
                 self.running_config = None

@@ -256,6 +256,9 @@ class HostRunning:
         """The reference is not timed: no profile."""
         return None
 
+    def watch_transfers(self, progress) -> None:
+        """Nothing is transferred."""
+
 
 class HostStrategy:
     """The host reference as a target: no firmware, no timing, the oracle the others meet.
@@ -296,7 +299,9 @@ class HostStrategy:
         return None
 
     @contextlib.contextmanager
-    def up(self, options: RunOptions, program: LoadedProgram | None = None, preloads=()):
+    def up(
+        self, options: RunOptions, program: LoadedProgram | None = None, preloads=(), inputs=None
+    ):
         self.preflight(options)
         yield HostRunning(self)
 

@@ -92,6 +92,7 @@ def run_linked(
         len(program.outputs()),
         iterations=iterations,
         preloaded=preloaded,
+        output_nbytes=[t.nbytes for t in program.outputs()],
     )
     if record.result is not None and not record.result.ok and model.fault:
         reason = f"{record.result.reason}; the host's {model.name}: {model.fault}"

@@ -374,6 +374,9 @@ class PlaceDriver:
     def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
         return []  # nothing is booted here: the program goes over the link
 
+    def input_preloads(self, inputs, workdir: Path):
+        return [], {}  # nothing is booted: the inputs go over the link
+
     @contextlib.contextmanager
     def on(
         self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions

@@ -17,7 +17,13 @@ from sdk.errors import TargetError
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, Timing
 from sdk.targets.drivers import Console
-from sdk.targets.emulator import LinkProcess, Preload, explain_exit, program_preloads
+from sdk.targets.emulator import (
+    LinkProcess,
+    Preload,
+    explain_exit,
+    input_preloads,
+    program_preloads,
+)
 from sdk.targets.resources import EmulatorBinary
 
 TIMING_SOURCE = "QEMU instruction count (-icount)"
@@ -74,6 +80,9 @@ class QemuDriver:
     def preloads(self, program: LoadedProgram, workdir: Path, options: RunOptions) -> list[Preload]:
         return program_preloads(self.resource, program, workdir, options.bundle, over=0)
 
+    def input_preloads(self, inputs, workdir: Path):
+        return input_preloads(self.resource, inputs, workdir)
+
     @contextlib.contextmanager
     def on(
         self, image: Path | None, workdir: Path, preloads: Sequence[Preload], options: RunOptions
@@ -90,6 +99,7 @@ class QemuDriver:
                 options.baud,
                 qemu.console_log,
                 lambda exc: explain_exit(qemu, exc),
+                files=qemu.workdir,  # QEMU's cwd: where its semihosting opens files
             )
 
     def tick_hz(self, reported_hz: int) -> int:

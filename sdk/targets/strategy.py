@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -27,8 +28,9 @@ from sdk.errors import FirmwareRefused, TargetError, UsageError
 from sdk.evaluation.profile import Profile, build_profile
 from sdk.firmware.boards import Board
 from sdk.firmware.build import build_firmware
-from sdk.link.session import LinkSession, Timeouts
+from sdk.link.session import LinkSession, Timeouts, TransferProgress
 from sdk.link.transport import DEFAULT_BAUD, open_port
+from sdk.program.layout import program_inputs
 from sdk.program.pte import LoadedProgram
 from sdk.targets.base import Availability, RunOptions, RunReport
 from sdk.targets.drivers import Console, FlashDriver, PowerDriver
@@ -106,6 +108,12 @@ class Running:
             board_use=self.board_use.to_json() if self.board_use else None,
         )
 
+    def watch_transfers(self, progress: TransferProgress) -> None:
+        """The session's large transfers over a serial line: `progress` hears of each (its
+        expected time before it starts, then its progress); emulators move them outside the
+        UART, and a transfer over one is not timed by the line (expected 0)."""
+        self.session.on_transfer = progress
+
     def profile(self, program: LoadedProgram) -> Profile | None:
         """Where the last run's time went, per instruction (its last iteration): the
         firmware's PROFILE events in this target's clock (instructions on QEMU). None when
@@ -175,11 +183,13 @@ class LinkStrategy:
         options: RunOptions,
         program: LoadedProgram | None = None,
         preloads: Sequence[Preload] = (),
+        inputs: Sequence[np.ndarray] | None = None,
     ) -> Iterator[Running]:
         """The target running its firmware (built for `program`'s operators when one is needed
         and none was given; every kernel without a program), with a link session on its
         console, until the block ends. `program` large enough is preloaded where the target
-        boots (LOAD_SLOT); `preloads` are further files for its memory (tests)."""
+        boots (LOAD_SLOT), and so are its first run's large `inputs` (SET_INPUT_SLOT);
+        `preloads` are further files for its memory (tests)."""
         self.preflight(options)
         workdir = Path(options.workdir or tempfile.mkdtemp(prefix=f"sdk-{self.name}-")).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
@@ -188,12 +198,23 @@ class LinkStrategy:
         image = self.image(options, lambda: self._build(program, workdir))
         placed = list(preloads)
         preloaded = None
+        slot_inputs: dict = {}
         if program is not None and image is not None:
             extra = self.power.preloads(program, workdir, options)
             preloaded = program if extra else None
             placed += extra
+            if inputs is not None:
+                program.check_inputs(inputs)
+                files, slot_inputs = self.power.input_preloads(
+                    program_inputs(program, inputs), workdir
+                )
+                placed += files
         with self.power.on(image, workdir, placed, options) as console:
             session = self._session(console, workdir / "link.log", options)
+            if slot_inputs:
+                assert program is not None
+                session.slot_inputs = slot_inputs
+                session.slot_program = hashlib.sha256(program.data).digest()
             try:
                 use = None
                 if image is None:  # a board running what it has: kept, or flashed again
@@ -211,7 +232,7 @@ class LinkStrategy:
             port = open_port(console.url, console.baud or DEFAULT_BAUD, console.emulated)
         except TargetError as exc:
             raise console.explain(exc) from None
-        return LinkSession(
+        session = LinkSession(
             port,
             board=self.board.name,
             log_path=log,
@@ -219,6 +240,10 @@ class LinkStrategy:
             port_name=console.url,
             console_log=console.console_log,
         )
+        session.files_dir = console.files
+        if not console.emulated:  # a serial line: 10 bits a byte (8N1)
+            session.line_bytes_per_second = (console.baud or DEFAULT_BAUD) / 10
+        return session
 
     def _keep_or_flash(
         self, console: Console, session: LinkSession, program: LoadedProgram, options: RunOptions
@@ -281,7 +306,7 @@ class LinkStrategy:
     ) -> RunReport:
         """One program, one bring-up: inputs checked first, then up, run, check, down."""
         program.check_inputs(inputs)
-        with self.up(options, program) as running:
+        with self.up(options, program, inputs=inputs) as running:
             return running.run(program, inputs, options)
 
     def _build(self, program: LoadedProgram | None, workdir: Path) -> Path:

@@ -69,6 +69,8 @@ class Steps:
         self.show = show
         self.records: list[StepRecord] = []
         self._console = None
+        self._transfer_start = 0.0
+        self._transfer_tenth = 0
         if show:
             from rich.console import Console
 
@@ -107,6 +109,31 @@ class Steps:
         with Progress(*columns, console=self._console, transient=True) as progress:
             task = progress.add_task(label, total=None)
             yield lambda text: progress.update(task, description=f"{label}: {text}")
+
+    def transfer(self, what: str, done: int, total: int, expected_s: float) -> None:
+        """A large transfer over a serial line (sdk.link.session.TransferProgress): its
+        expected time before it starts, then every tenth of it, on the terminal; the expected
+        time also goes into the running step's detail (the report)."""
+        if done == 0 and expected_s and self.records:
+            record = self.records[-1]
+            note = f"{what}: {total:,} bytes, expected {expected_s:.1f} s at the line's speed"
+            record.detail = f"{record.detail}; {note}" if record.detail else note
+        if self._console is None:
+            return
+        if done == 0:
+            self._transfer_start = time.monotonic()
+            self._transfer_tenth = 0
+            expected = f", expected {expected_s:.1f} s" if expected_s else ""
+            self._console.print(f"  {what}: {total:,} bytes{expected}", highlight=False)
+            return
+        tenth = done * 10 // total
+        if tenth > self._transfer_tenth:
+            self._transfer_tenth = tenth
+            elapsed = time.monotonic() - self._transfer_start
+            self._console.print(
+                f"  {what}: {done:,} of {total:,} bytes ({tenth * 10}%), {elapsed:.1f} s",
+                highlight=False,
+            )
 
     def _print(self, record: StepRecord, label: str) -> None:
         if self._console is None:
