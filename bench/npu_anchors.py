@@ -187,6 +187,8 @@ ANCHORS = [
         '"Observe the Ethos-U Performance Monitoring Unit" (PMU report)',
         "ExecuTorch's pinned Vela at the time (not stated)",
         published_vela=4_942_076,
+        # the same log's PMU counters 0 and 1: SRAM read and write beats (16 bytes)
+        beats=(("AXI0_RD", 1_447_178), ("AXI0_WR", 420_661)),
         why_untied="torchvision's weights quantized at run time by "
         "aot_arm_compiler: no bytes published",
         shape_only="TorchvisionMobileNetV2At224",
@@ -241,7 +243,7 @@ class Row:
     model: int | None = None
     vela: int | None = None
     note: str = ""
-    beats: dict[str, int] | None = None  # the model's AXI beats (8 B), as the PMU names them
+    beats: dict[str, int] | None = None  # the model's AXI beats, as the PMU names them
 
     def beats_line(self) -> str | None:
         """Measured vs modelled AXI beats, where both are known."""
@@ -251,7 +253,8 @@ class Row:
             f"{name} {measured:,} vs {self.beats[name]:,} ({self.beats[name] / measured:.3f})"
             for name, measured in self.anchor.beats
         ]
-        return f"{self.anchor.name[:34]:34} " + "; ".join(parts)
+        name = self.anchor.name + (" SHAPE ONLY" if self.note.startswith("SHAPE ONLY") else "")
+        return f"{name:34} " + "; ".join(parts)
 
     def line(self) -> str:
         a = self.anchor
@@ -318,10 +321,16 @@ def run_shape_only(anchor: Anchor) -> Row:
         )  # fmt: skip
     estimate = estimate_pte(program, outdir / "estimate")
     weights = sum(len(info.vela.blocks["weight_data"]) for info in _delegates(program))
+    beats: dict[str, int] = {}
+    for delegate in estimate.delegates:
+        for direction, counts in (("RD", delegate.timing.read_beats),
+                                  ("WR", delegate.timing.write_beats)):  # fmt: skip
+            for port, n in counts.items():
+                beats[f"{port}_{direction}"] = beats.get(f"{port}_{direction}", 0) + n
     return Row(
         anchor, estimate.npu_cycles_modelled, estimate.vela_estimate_cycles,
         f"SHAPE ONLY (random weights, ExecuTorch's lowering, {layout} input; Vela 5.1.0 "
-        f"here): {weights / 1024:.1f} KiB encoded weights",
+        f"here): {weights / 1024:.1f} KiB encoded weights", beats,
     )  # fmt: skip
 
 
@@ -374,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
         print(row.line())
     beat_lines = [line for line in (row.beats_line() for row in rows) if line]
     if beat_lines:
-        print("\nAXI data beats (8 bytes), measured vs modelled (ratio):")
+        print("\nAXI data beats (the port's width: U55 8 bytes, U85 16; AXI0 = the U85's SRAM "
+              "port), measured vs modelled (ratio):")  # fmt: skip
         print("\n".join(beat_lines))
     if absent:
         place = data_dir or f"a directory given by --data DIR or ${DATA_ENV}"
