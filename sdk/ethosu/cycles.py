@@ -20,6 +20,9 @@ The NPU configuration's facts (MACs/cycle, micro-block, AO tables) and the memor
 (bandwidths, latencies, burst lengths, which AXI port serves which region) come from the
 installed Vela wheel's ArchitectureFeatures for the system config and memory mode the stream
 was compiled with (`memory_system`, `memory_system_from_flags`).
+
+A U85 stream takes the same path (`model_operations`) with the U85's per-command costs
+(sdk/ethosu/cycles_u85.py: regor's U85 model, its memories as regor reads Vela's ini).
 """
 
 from __future__ import annotations

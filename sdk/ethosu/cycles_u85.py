@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import configparser
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+
+from ethosu.vela.operation import Kernel
 
 from sdk.ethosu.cycles import (
     AXI_PORTS,
@@ -223,7 +225,7 @@ class _Geometry:
     ofm_block: Shape  # clipped to the OFM
     ublock: Shape
     ifm_block: Shape  # regor's IFM block for the OFM block (unclipped)
-    kernel: object
+    kernel: Kernel
     part_kernel: bool
     sparse: bool
 
@@ -263,7 +265,7 @@ class U85Model:
             mode, ifm, ofm, block, ofm.min(block), ublock, block, kernel, part_kernel, sparse
         )
         if op.kind != "ELEMENTWISE":
-            g = _Geometry(**{**g.__dict__, "ifm_block": self._ifm_block(op, g)})
+            g = replace(g, ifm_block=self._ifm_block(op, g))
         return g
 
     def _ublock(self, op: Operation) -> Shape:
@@ -446,7 +448,8 @@ class U85Model:
         elements = (g.ofm.round_c(16) if _brick(op, "OFM_PRECISION") else g.ofm).elements
         ao_elem = self._ao_per_element(op, g.mode)
         ao = math.ceil(ao_elem * elements)
-        block_cycles = max(self._min_cycles(op, g, "OFM"), self._min_cycles(op, g, "IFM"))
+        inputs = ("IFM",) if g.mode in UNARY or _ifm2_scalar(op) else ("IFM", "IFM2")
+        block_cycles = max(self._min_cycles(op, g, p) for p in ("OFM", *inputs))
         cmd = math.ceil((block_cycles / g.block.elements + ao_elem) / 4 * elements)
         t.compute_cycles = max(cmd, ao)
         t.ao_cycles, t.cmd_cycles = ao, cmd
