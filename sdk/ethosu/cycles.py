@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ethosu.vela.architecture_features import ArchitectureFeatures, Block, MemArea, MemPort
 from ethosu.vela.ethos_u55_regs.ethos_u55_regs import pmu_event_type, resampling_mode
@@ -44,6 +45,9 @@ from ethosu.vela.tensor import BandwidthDirection
 from sdk.errors import SdkError
 from sdk.ethosu.stream.decode import Operation, decode_cmd_data
 from sdk.ethosu.stream.registers import ENUMS
+
+if TYPE_CHECKING:
+    from sdk.ethosu.cycles_u85 import U85Model
 
 AXI_PORTS = ("AXI0", "AXI1")
 # Regions a Vela stream addresses: 0 its constants (weights, scales, LUTs), 1 the scratch
@@ -827,7 +831,7 @@ def _with_op_fields(op: Operation) -> Operation:
     return _OpView(op)  # type: ignore[return-value]
 
 
-def _model(npu_config: str, memory: MemorySystem):
+def _model(npu_config: str, memory: MemorySystem) -> _Model | U85Model:
     """The per-command cost model of the NPU configuration (U55 or U85)."""
     if npu_config.startswith("ethos-u85-"):
         from sdk.ethosu.cycles_u85 import U85Model
