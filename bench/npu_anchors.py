@@ -14,7 +14,8 @@ configuration, not the same stream. A network whose bytes are not given is liste
 where to get them; anchors without published bytes are listed with their figures;
 `--shape-only` times networks with their layer shapes and random weights
 (bench/models/anchor_shapes.py), labelled as such.
-The U85 has no cycle model (sdk.ethosu.cycles refuses its streams): its row says so.
+Shape-only exports are slow (MobileNetV2 at 224: about a minute each): each is made once and
+kept under the system's temporary directory (SHAPE_CACHE), keyed by the shape files and flags.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA_ENV = "SDK_ANCHOR_DATA"  # the directory of the published networks a user has
 SHARED_DATA = REPO.parent / "shared" / "anchors"  # the default when it exists
 SHAPES = REPO / "bench" / "models" / "anchor_shapes.py"
+SHAPE_CACHE = Path(tempfile.gettempdir()) / "sdk-npu-anchors"  # shape-only exports, made once
 MLEK = "ARM-software/ml-embedded-evaluation-kit (mirror alifsemi/alif_ml-embedded-evaluation-kit)"
 # The eval kit's default Vela run for the U55 (set_up_default_resources.py). Its ini
 # (scripts/vela/default_vela.ini) gives Ethos_U55_High_End_Embedded the stock Arm/vela.ini's
@@ -60,7 +62,6 @@ class Anchor:
     bytes_from: str = ""  # where the bytes are published
     published_vela: int | None = None  # a Vela estimate printed in the same log
     beats: tuple[tuple[str, int], ...] = ()  # the PMU's AXI beat counts published with it
-    modelled: bool = True
     why_untied: str = ""
     shape_only: str | None = None  # bench/models/anchor_shapes.py class
 
@@ -186,9 +187,11 @@ ANCHORS = [
         '"Observe the Ethos-U Performance Monitoring Unit" (PMU report)',
         "ExecuTorch's pinned Vela at the time (not stated)",
         published_vela=4_942_076,
-        modelled=False,
+        # the same log's PMU counters 0 and 1: SRAM read and write beats (16 bytes)
+        beats=(("AXI0_RD", 1_447_178), ("AXI0_WR", 420_661)),
         why_untied="torchvision's weights quantized at run time by "
         "aot_arm_compiler: no bytes published",
+        shape_only="TorchvisionMobileNetV2At224",
     ),
 ]
 
@@ -240,7 +243,7 @@ class Row:
     model: int | None = None
     vela: int | None = None
     note: str = ""
-    beats: dict[str, int] | None = None  # the model's AXI beats (8 B), as the PMU names them
+    beats: dict[str, int] | None = None  # the model's AXI beats, as the PMU names them
 
     def beats_line(self) -> str | None:
         """Measured vs modelled AXI beats, where both are known."""
@@ -250,7 +253,8 @@ class Row:
             f"{name} {measured:,} vs {self.beats[name]:,} ({self.beats[name] / measured:.3f})"
             for name, measured in self.anchor.beats
         ]
-        return f"{self.anchor.name[:34]:34} " + "; ".join(parts)
+        name = self.anchor.name + (" SHAPE ONLY" if self.note.startswith("SHAPE ONLY") else "")
+        return f"{name:34} " + "; ".join(parts)
 
     def line(self) -> str:
         a = self.anchor
@@ -258,7 +262,7 @@ class Row:
         def ratio(x: int | None) -> str:
             return f"{x / a.measured:.3f}" if x else "-"
 
-        model = f"{self.model:,}" if self.model else ("not modelled" if not a.modelled else "-")
+        model = f"{self.model:,}" if self.model else "-"
         vela = f"{self.vela:,}" if self.vela else "-"
         return (
             f"{a.name[:34]:34} {a.measured:>10,} {model:>12} {ratio(self.model):>7} "
@@ -293,31 +297,48 @@ def run_tied(anchor: Anchor, data: bytes, workdir: Path, top: int) -> Row:
     return Row(anchor, estimate.npu_cycles_modelled, estimate.vela_estimate_cycles, note, beats)
 
 
-def run_shape_only(anchor: Anchor, workdir: Path) -> Row:
+def run_shape_only(anchor: Anchor) -> Row:
     """A network with the anchor's layer shapes and random weights, exported by the SDK for the
-    anchor's configuration (stock ini: the SDK's board ini is being renamed)."""
+    anchor's NPU, system config and memory mode (stock ini), once (SHAPE_CACHE)."""
     from sdk.ethosu.estimate import estimate_pte
     from sdk.export.pipeline import export_model
 
     layout = "channels-last" if anchor.shape_only == "MobileNetV2At224" else "as-model"
-    result = export_model(
-        f"{SHAPES}:{anchor.shape_only}", workdir / anchor.shape_only, npu=anchor.npu,
-        vela_args=list(anchor.vela_flags), input_layout=layout,
-    )  # fmt: skip
-    estimate = estimate_pte(result.program_path, workdir)
-    weights = sum(len(info.vela.blocks["weight_data"]) for info in _delegates(result))
+    flags = list(anchor.vela_flags)
+    if not anchor.system_config.endswith("?"):  # stated where it was published
+        flags += [f"--system-config={anchor.system_config}",
+                  f"--memory-mode={anchor.memory_mode}"]  # fmt: skip
+    key = hashlib.sha256(
+        b"".join(p.read_bytes() for p in sorted(SHAPES.parent.glob("*.py")))
+        + repr((anchor.shape_only, anchor.npu, flags, layout)).encode()
+    ).hexdigest()[:16]
+    outdir = SHAPE_CACHE / f"{anchor.shape_only}-{key}"
+    program = outdir / "model.pte"
+    if not program.is_file():
+        export_model(
+            f"{SHAPES}:{anchor.shape_only}", outdir, npu=anchor.npu, vela_args=flags,
+            input_layout=layout,
+        )  # fmt: skip
+    estimate = estimate_pte(program, outdir / "estimate")
+    weights = sum(len(info.vela.blocks["weight_data"]) for info in _delegates(program))
+    beats: dict[str, int] = {}
+    for delegate in estimate.delegates:
+        for direction, counts in (("RD", delegate.timing.read_beats),
+                                  ("WR", delegate.timing.write_beats)):  # fmt: skip
+            for port, n in counts.items():
+                beats[f"{port}_{direction}"] = beats.get(f"{port}_{direction}", 0) + n
     return Row(
         anchor, estimate.npu_cycles_modelled, estimate.vela_estimate_cycles,
-        f"SHAPE ONLY (random weights, ExecuTorch's lowering): {weights / 1024:.1f} KiB "
-        "encoded weights",
+        f"SHAPE ONLY (random weights, ExecuTorch's lowering, {layout} input; Vela 5.1.0 "
+        f"here): {weights / 1024:.1f} KiB encoded weights", beats,
     )  # fmt: skip
 
 
-def _delegates(result) -> list:
+def _delegates(program: Path) -> list:
     from sdk.program.audit import read_delegates
     from sdk.program.pte import load_program
 
-    return [i for i in read_delegates(load_program(result.program_path)) if i.vela is not None]
+    return [i for i in read_delegates(load_program(program)) if i.vela is not None]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -354,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
                 row.note = f"Vela: the estimate printed with the measurement; {row.note}"
             rows.append(row)
             if row.model is None and args.shape_only and anchor.shape_only:
-                rows.append(run_shape_only(anchor, workdir))
+                rows.append(run_shape_only(anchor))
     print()
     print(f"{'network':34} {'measured':>10} {'model':>12} {'/meas.':>7} {'Vela':>10} "
           f"{'/meas.':>7}  note")  # fmt: skip
@@ -362,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
         print(row.line())
     beat_lines = [line for line in (row.beats_line() for row in rows) if line]
     if beat_lines:
-        print("\nAXI data beats (8 bytes), measured vs modelled (ratio):")
+        print("\nAXI data beats (the port's width: U55 8 bytes, U85 16; AXI0 = the U85's SRAM "
+              "port), measured vs modelled (ratio):")  # fmt: skip
         print("\n".join(beat_lines))
     if absent:
         place = data_dir or f"a directory given by --data DIR or ${DATA_ENV}"

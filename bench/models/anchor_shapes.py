@@ -55,3 +55,20 @@ class MobileNetV2At224(nn.Module):
     def example_inputs() -> tuple[torch.Tensor, ...]:
         torch.manual_seed(1)
         return (torch.rand(1, 3, 224, 224),)
+
+
+class TorchvisionMobileNetV2At224(nn.Module):
+    """MobileNetV2At224 with torchvision's head (adaptive average pool, flatten, linear):
+    ExecuTorch's `mv2` example, the Corstone-320 anchor's network. The head matters to the NPU:
+    a mean over (H, W) of an NCHW tensor lowers to transposes and sums, the pool to one POOL."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = _mobilenet_v2_class()().eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pooled = nn.functional.adaptive_avg_pool2d(self.net.features(x), 1)
+        return self.net.classifier(torch.flatten(pooled, 1))
+
+    example_inputs = MobileNetV2At224.example_inputs

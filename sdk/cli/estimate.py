@@ -46,7 +46,6 @@ def run(args: argparse.Namespace) -> int:
     from sdk.cli.export import _vela_memory
     from sdk.errors import UsageError
     from sdk.ethosu.config import NpuConfig
-    from sdk.ethosu.cycles import U85_NOT_MODELLED, CycleModelError
     from sdk.ethosu.estimate import check_model_path, estimate_pte, estimate_tflite, vela_flags
     from sdk.firmware.boards import DEFAULT_BOARD, load_board
 
@@ -62,8 +61,6 @@ def run(args: argparse.Namespace) -> int:
     npu = NpuConfig.parse(args.npu or board.npu_default_config).value
     if kind != "pte" and npu not in board.npu_configs:
         raise UsageError(f"--npu {npu}: board {board.name} has {', '.join(board.npu_configs)}")
-    if kind != "pte" and npu.startswith("ethos-u85"):
-        raise CycleModelError(f"{npu}: {U85_NOT_MODELLED}")
     with tempfile.TemporaryDirectory(prefix="sdk-estimate-") as tmp:
         workdir = Path(tmp)
         if kind == "pte":

@@ -411,10 +411,10 @@ def tune(
     goal, board, check = session.goal, session.board, session.check
     check_goal(goal)
     check_where(check)
-    if board.npu_kind != "ethos-u55":  # the cycle model is the U55's (sdk.ethosu.cycles)
+    if board.npu_kind != "ethos-u55":  # its candidates are the U55's memory systems
         raise UsageError(
-            f"tune: board {board.name} has an {board.npu_kind}, whose command streams the "
-            "cycle model does not time: no candidate could be ranked"
+            f"tune: board {board.name} has an {board.npu_kind}: tune varies the U55's memory "
+            "systems (sdk.ethosu.memories), and the U85's are not modelled there yet"
         )
     if check != "host":
         board.target(check)  # a board without it: a UsageError saying why

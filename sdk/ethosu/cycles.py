@@ -20,6 +20,9 @@ The NPU configuration's facts (MACs/cycle, micro-block, AO tables) and the memor
 (bandwidths, latencies, burst lengths, which AXI port serves which region) come from the
 installed Vela wheel's ArchitectureFeatures for the system config and memory mode the stream
 was compiled with (`memory_system`, `memory_system_from_flags`).
+
+A U85 stream takes the same path (`model_operations`) with the U85's per-command costs
+(sdk/ethosu/cycles_u85.py: regor's U85 model, its memories as regor reads Vela's ini).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ethosu.vela.architecture_features import ArchitectureFeatures, Block, MemArea, MemPort
 from ethosu.vela.ethos_u55_regs.ethos_u55_regs import pmu_event_type, resampling_mode
@@ -41,6 +45,9 @@ from ethosu.vela.tensor import BandwidthDirection
 from sdk.errors import SdkError
 from sdk.ethosu.stream.decode import Operation, decode_cmd_data
 from sdk.ethosu.stream.registers import ENUMS
+
+if TYPE_CHECKING:
+    from sdk.ethosu.cycles_u85 import U85Model
 
 AXI_PORTS = ("AXI0", "AXI1")
 # Regions a Vela stream addresses: 0 its constants (weights, scales, LUTs), 1 the scratch
@@ -66,6 +73,10 @@ class Memory:
     read_latency: int
     write_latency: int
     burst_length: int  # bytes
+    # regor's U85 channel model (cycles_u85.channel_bandwidth) reads these; the U55's does not
+    ports_used: int = 1
+    max_reads: int = 1
+    max_writes: int = 1
 
 
 @dataclass(frozen=True)
@@ -178,8 +189,18 @@ def memory_system_from_flags(flags: str | Iterable[str]) -> MemorySystem:
                 value = words[k + 1]
             options[name] = value
     default = ArchitectureFeatures.DEFAULT_CONFIG
+    npu_config = options.get("accelerator-config", "ethos-u55-128")
+    if npu_config.startswith("ethos-u85-"):
+        from sdk.ethosu.cycles_u85 import u85_memory_system
+
+        return u85_memory_system(
+            npu_config,
+            options.get("system-config", default),
+            options.get("memory-mode", default),
+            options.get("config"),
+        )
     return memory_system(
-        options.get("accelerator-config", "ethos-u55-128"),
+        npu_config,
         options.get("system-config", default),
         options.get("memory-mode", default),
         options.get("config"),
@@ -325,7 +346,7 @@ class StreamTiming:
     cycles: int
     macs: int
     mac_active: int
-    read_beats: dict[str, int]  # per AXI port, 8-byte beats (Vela's U55 AXI width)
+    read_beats: dict[str, int]  # per AXI port, beats of the port width (U55 8 bytes, U85 16)
     write_beats: dict[str, int]
 
     @property
@@ -367,10 +388,9 @@ class CycleModelError(SdkError):
     """A stream this model cannot time (an NPU configuration it does not know)."""
 
 
-U85_NOT_MODELLED = (
-    "the cycle model is not modelled for the Ethos-U85 (it follows the U55's cost model and "
-    "reads the U55's register enums): not timed"
-)
+# Commands of a U85 stream the U85 model does not time: refused by name (regor 5.1.0 costs a
+# RESIZE at 0 NPU cycles, "TODO"; a BRANCH makes the stream's path data-dependent).
+U85_UNMODELLED_KINDS = ("RESIZE", "BRANCH")
 
 
 def macs_per_cycle(npu_config: str) -> int:
@@ -388,8 +408,6 @@ class _Npu:
 
     def __init__(self, npu_config: str) -> None:
         arch = architecture(npu_config)
-        if npu_config.startswith("ethos-u85"):
-            raise CycleModelError(f"{npu_config}: {U85_NOT_MODELLED}")
         if not arch.is_ethos_u55_system:
             raise CycleModelError(f"{npu_config}: the cycle model knows the Ethos-U55 only")
         self.arch = arch
@@ -446,6 +464,7 @@ class _Model:
     def __init__(self, npu_config: str, memory: MemorySystem) -> None:
         self.npu = _Npu(npu_config)
         self.memory = memory
+        self.beat_bytes = self.npu.beat_bytes
 
     # -- shapes ----------------------------------------------------------------------------------
 
@@ -747,7 +766,7 @@ def model_operations(
     a DMA runs beside them from where it is issued; DMA_WAIT holds the stream until the DMA
     is done, KERNEL_WAIT until the kernel operations are. `stream_bytes` (the command
     stream's size) is fetched on the constants' port."""
-    model = _Model(npu_config, memory)
+    model = _model(npu_config, memory)
     rows: list[OpTiming] = []
     issue = npu_free = dma_free = 0
     elapsed = 0
@@ -770,6 +789,8 @@ def model_operations(
             if _op_field(op, "n") == 0:
                 issue = max(issue, npu_free)
             continue
+        elif kind in U85_UNMODELLED_KINDS:
+            raise CycleModelError(f"operation {op.index}: {kind}: not modelled (not timed)")
         else:
             continue
         end = max(npu_free, dma_free)
@@ -779,7 +800,7 @@ def model_operations(
     reads = {p: sum(r.read_bytes.get(p, 0) for r in rows) for p in AXI_PORTS}
     writes = {p: sum(r.write_bytes.get(p, 0) for r in rows) for p in AXI_PORTS}
     reads[memory.stream_port] += stream_bytes
-    beat = model.npu.beat_bytes
+    beat = model.beat_bytes
     return StreamTiming(
         npu_config,
         memory,
@@ -810,12 +831,22 @@ def _with_op_fields(op: Operation) -> Operation:
     return _OpView(op)  # type: ignore[return-value]
 
 
+def _model(npu_config: str, memory: MemorySystem) -> _Model | U85Model:
+    """The per-command cost model of the NPU configuration (U55 or U85)."""
+    if npu_config.startswith("ethos-u85-"):
+        from sdk.ethosu.cycles_u85 import U85Model
+
+        return U85Model(npu_config, memory)
+    return _Model(npu_config, memory)
+
+
 def model_stream(cmd_data: bytes, npu_config: str, memory: MemorySystem) -> StreamTiming:
-    """Time a delegate's `cmd_data` (its driver actions and command stream); a U85 stream is
-    refused (CycleModelError) whatever configuration it is said to be for."""
+    """Time a delegate's `cmd_data` (its driver actions and command stream); a stream for
+    another NPU than `npu_config`'s is refused (CycleModelError)."""
     decoded = decode_cmd_data(cmd_data)
-    if decoded.is_u85:
-        raise CycleModelError(f"an Ethos-U85 command stream: {U85_NOT_MODELLED}")
+    if decoded.is_u85 != npu_config.startswith("ethos-u85-"):
+        stream = "an Ethos-U85" if decoded.is_u85 else "an Ethos-U55"
+        raise CycleModelError(f"{stream} command stream timed as {npu_config}: not timed")
     return model_operations(decoded.operations, npu_config, memory, 4 * decoded.stream_words)
 
 
@@ -825,7 +856,7 @@ def program_timings(
     """Each Ethos-U delegate's modelled time, by delegate index: under `memory` (a memory
     system to try, e.g. a tuner's candidate), else under the one its compile spec names (what
     the virtual U55 times a job with; AXI ports change the PMU's beats, not the cycles).
-    A delegate the model refuses (CycleModelError: an Ethos-U85 stream) is left out, so its
+    A delegate the model refuses (CycleModelError: a command it does not model) is left out, so its
     callers show it as not timed; its reason goes into `untimed` when given."""
     timings = {}
     for info in _vela_delegates(program):

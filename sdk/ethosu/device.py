@@ -35,9 +35,11 @@ the AXI0/AXI1 read and write beats; other events count 0), overflow flags in PMO
 counters advance by the job's modelled cycles when it ends; time between jobs is not modelled
 (the cycle counter counts jobs only, NPU_IDLE stays 0). `job_log` keeps each finished job's
 record (NpuJob: delegate, modelled cycles, MACs, event counts) for the host's report.
-The U85's jobs are not timed (the cycle model refuses U85 streams): its NpuJob says why, with
-no cycles, and its PMU keeps what the driver wrote (the cycle counter reads 0 after the
-driver's reset): no made-up figure.
+The U85's jobs are timed by the U85 cycle model (sdk/ethosu/cycles_u85.py), its PMU counting
+as the U55's (the U85's event numbers for these are the U55's: SRAM beats where the U55 has
+AXI0's, EXT beats where AXI1's); a job whose stream holds a command that model does not time
+(RESIZE, BRANCH, a strided or indexed DMA) says why in its NpuJob, with no cycles, and its PMU
+keeps what the driver wrote: no made-up figure.
 
 The firmware waits for the host inside the exchange that started the job and gives up after
 kNpuTimeoutSeconds (firmware/link/server.h: 60 s of its own time) without a request from it.
@@ -63,7 +65,6 @@ from ethosu.vela.ethos_u55_regs import ethos_u55_regs as regs
 
 from sdk.errors import FirmwareRefused, SdkError, UsageError
 from sdk.ethosu.cycles import (
-    U85_NOT_MODELLED,
     MemorySystem,
     StreamTiming,
     model_stream,
@@ -148,13 +149,12 @@ _FAULTS = _word(regs.status_r, bus_status=1, cmd_parse_error=1, ecc_fault=1)
 class NpuLayout:
     """What differs between the register files of the NPUs a virtual NPU models: the
     registers by name (SHARED, the NPU's own, its PMU), its event counters, the STATUS bits
-    that are faults, and whether its jobs are timed (sdk.ethosu.cycles models the U55 only)."""
+    that are faults."""
 
     product: str  # "Ethos-U55", as sdk.ethosu.stream.decode.PRODUCTS names it
     reg: dict[str, int]
     event_counters: int
     faults: int
-    timed: bool
 
     @property
     def short(self) -> str:
@@ -167,7 +167,6 @@ U55 = NpuLayout(
     {**_U55, **_pmu(U55_PMU, U55_EVENT_COUNTERS)},  # AXI_LIMIT0-3 at 0x40 in the wheel's BASE
     U55_EVENT_COUNTERS,
     _FAULTS | STATUS_WD_FAULT,
-    timed=True,
 )
 U85 = NpuLayout(
     "Ethos-U85",
@@ -181,7 +180,6 @@ U85 = NpuLayout(
     },
     U85_EVENT_COUNTERS,
     _FAULTS | STATUS_BRANCH_FAULT,
-    timed=False,
 )
 LAYOUTS = {0: U55, 2: U85}  # by CONFIG's product field
 REG = U55.reg  # the U55's, by name (tests)
@@ -408,11 +406,6 @@ class VirtualNpu:
     # ---- registers ---------------------------------------------------------------------------
 
     @property
-    def not_timed(self) -> str:
-        """Why its jobs carry no cycles (the cycle model does not model this NPU)."""
-        return U85_NOT_MODELLED
-
-    @property
     def name(self) -> str:
         """ "virtual U85": what the host's messages call it."""
         return f"virtual {self.layout.short}"
@@ -550,9 +543,6 @@ class VirtualNpu:
         return self._timings[key]
 
     def _time(self, delegate: Delegate) -> None:
-        if not self.layout.timed:  # its counters stay as they are: no made-up figure
-            self.job_log.append(NpuJob(delegate.index, None, None, {}, self.not_timed))
-            return
         try:
             timing = self.timing(delegate)
         except SdkError as exc:
@@ -721,9 +711,8 @@ class VirtualU55(VirtualNpu):
 class VirtualU85(VirtualNpu):
     """The virtual Ethos-U85: the U55's model with the U85's register file (MEM_ATTR0-3,
     AXI_SRAM/AXI_EXT, the PMU at 0x1180), ID and CONFIG; its jobs run on the functional U85
-    (the executor takes a stream's command set from its CONFIG product). They are not timed:
-    the cycle model refuses U85 streams, so each job's NpuJob says why and the PMU's counters
-    stay where the driver left them (its cycle counter reads 0 after the driver's reset)."""
+    (the executor takes a stream's command set from its CONFIG product) and are timed by the
+    U85 cycle model (sdk/ethosu/cycles_u85.py)."""
 
     layout: ClassVar[NpuLayout] = U85
 

@@ -34,6 +34,8 @@ TFLITE_IDENTIFIER = b"TFL3"
 ETHOS_U_CUSTOM_CODE = b"ethos-u"
 STOCK_INI = "Arm/vela.ini"  # ExecuTorch's default for the U55, with the two below
 STOCK_SYSTEM_CONFIG, STOCK_MEMORY_MODE = "Ethos_U55_High_End_Embedded", "Shared_Sram"
+# ExecuTorch's defaults for an ethos-u85-* spec (executorch/backends/arm/ethosu/compile_spec.py)
+STOCK_U85_SYSTEM_CONFIG, STOCK_U85_MEMORY_MODE = "Ethos_U85_SYS_DRAM_Mid", "Sram_Only"
 
 
 @dataclass
@@ -189,9 +191,11 @@ def _vela_failure(what: Path, exc: Exception) -> UsageError:
 
 def vela_flags(npu: str, spec: tuple[str, str] | None, extra: list[str]) -> list[str]:
     """The Vela flags an export with this configuration compiles with (ExecuTorch's
-    EthosUCompileSpec: the stock Arm/vela.ini and its U55 defaults without a board ini; with
+    EthosUCompileSpec: the stock Arm/vela.ini and its U55 or U85 defaults without a board ini; with
     one, its section as both system config and memory mode)."""
-    if spec is None:
+    if spec is None and npu.startswith("ethos-u85-"):
+        ini, system, mode = STOCK_INI, STOCK_U85_SYSTEM_CONFIG, STOCK_U85_MEMORY_MODE
+    elif spec is None:
         ini, system, mode = STOCK_INI, STOCK_SYSTEM_CONFIG, STOCK_MEMORY_MODE
     else:
         ini, system, mode = spec[0], spec[1], spec[1]

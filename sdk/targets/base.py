@@ -19,9 +19,9 @@ from sdk.firmware.boards import Board
 from sdk.link.record import MemoryUse, ModelledNpu
 from sdk.program.pte import LoadedProgram
 
-# Delegates the host's virtual U55 ran: timed by its cycle model (sdk.ethosu.cycles), else,
+# Delegates the host's virtual U55 or U85 ran: timed by its cycle model (sdk.ethosu.cycles), else,
 # where the model could not time a job, by nothing.
-VIRTUAL_NPU_MODELLED = "virtual U55 PMU (modelled)"
+VIRTUAL_NPU_MODELLED = "virtual NPU PMU (modelled)"
 VIRTUAL_NPU_TIMING = "virtual NPU (not timed)"
 
 

@@ -181,7 +181,12 @@ def test_an_npu_the_board_lacks_is_a_usage_error(network, capsys) -> None:
     assert_one_error_line(err, "--npu ethos-u85-256", "board corstone300 has", "ethos-u55-128")
 
 
-def test_a_u85_network_is_said_to_be_not_modelled(network, capsys) -> None:
-    code, out, err = estimate(capsys, network, "--board", "corstone320")
-    assert code == 1 and not out
-    assert_one_error_line(err, "ethos-u85-128", "not modelled")
+def test_a_u85_network_is_timed(network, capsys) -> None:
+    """Corstone-320: compiled for ethos-u85-128 with ExecuTorch's U85 defaults, timed by the
+    U85 model beside Vela's estimate."""
+    code, data, _ = estimate(capsys, network, "--board", "corstone320", "--json")
+    assert code == 0 and isinstance(data, dict)
+    (delegate,) = data["delegates"]
+    assert "--accelerator-config=ethos-u85-128" in delegate["vela_flags"]
+    assert "--system-config=Ethos_U85_SYS_DRAM_Mid" in delegate["vela_flags"]
+    assert 0.5 < data["ratio_to_vela"] < 2.0 and data["untimed"] == []

@@ -85,14 +85,12 @@ def test_an_unknown_goal_is_a_usage_error(capsys):
     assert "--optimize 'fastest': one of latency, size" in capsys.readouterr().err
 
 
-def test_tuning_a_board_whose_npu_is_not_timed_is_refused_before_any_export(tmp_path, capsys):
-    """Corstone-320's U85 streams have no cycle model: nothing could be ranked, so nothing
-    is exported."""
+def test_tuning_a_u85_board_is_refused_before_any_export(tmp_path, capsys):
+    """Corstone-320's U85 has no memory systems for tune to vary (sdk.ethosu.memories models
+    the U55's): nothing is exported."""
     code = main(["tune", MODEL, "--board", "corstone320", "-o", str(tmp_path / "t")])
     assert code == 2
-    assert "ethos-u85, whose command streams the cycle model does not time" in (
-        capsys.readouterr().err
-    )
+    assert "ethos-u85: tune varies the U55's memory systems" in capsys.readouterr().err
     assert not (tmp_path / "t" / "candidates").exists()
 
 
