@@ -460,6 +460,25 @@ class _Geometry:
     ifm_block: Shape
 
 
+def command_shapes(op: Operation, enums: dict) -> tuple[str | None, Kernel, Shape, Shape, Shape]:
+    """A kernel command's pooling or elementwise mode (`enums`: its NPU's register enums),
+    kernel, IFM and OFM shapes and OFM block, from the register state (U55 and U85 alike)."""
+    mode = None
+    if op.kind == "POOL":
+        mode = enums["pooling_mode"][op.value("NPU_OP_POOL", "pooling_mode", 0)]
+    elif op.kind == "ELEMENTWISE":
+        mode = enums["elementwise_mode"][op.value("NPU_OP_ELEMENTWISE", "elementwise_mode", 0)]
+    kernel = _kernel(op)
+    ofm = _ofm(op)
+    ifm = _ifm(op, ofm, kernel)
+    block = Shape(
+        _m1(op, "OFM_BLK_HEIGHT_M1", "height_m1"),
+        _m1(op, "OFM_BLK_WIDTH_M1", "width_m1"),
+        _m1(op, "OFM_BLK_DEPTH_M1", "depth_m1"),
+    )
+    return mode, kernel, ifm, ofm, block
+
+
 class _Model:
     def __init__(self, npu_config: str, memory: MemorySystem) -> None:
         self.npu = _Npu(npu_config)
@@ -469,19 +488,7 @@ class _Model:
     # -- shapes ----------------------------------------------------------------------------------
 
     def geometry(self, op: Operation) -> _Geometry:
-        mode = None
-        if op.kind == "POOL":
-            mode = ENUMS["pooling_mode"][op.value("NPU_OP_POOL", "pooling_mode", 0)]
-        elif op.kind == "ELEMENTWISE":
-            mode = ENUMS["elementwise_mode"][op.value("NPU_OP_ELEMENTWISE", "elementwise_mode", 0)]
-        kernel = _kernel(op)
-        ofm = _ofm(op)
-        ifm = _ifm(op, ofm, kernel)
-        block = Shape(
-            _m1(op, "OFM_BLK_HEIGHT_M1", "height_m1"),
-            _m1(op, "OFM_BLK_WIDTH_M1", "width_m1"),
-            _m1(op, "OFM_BLK_DEPTH_M1", "depth_m1"),
-        )
+        mode, kernel, ifm, ofm, block = command_shapes(op, ENUMS)
         ifm_block = self._ifm_block(op, mode, block, kernel, ifm)
         return _Geometry(mode, kernel, ifm, ofm, block, ofm.min(block), ifm_block)
 

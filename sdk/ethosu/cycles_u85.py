@@ -37,10 +37,7 @@ from sdk.ethosu.cycles import (
     Shape,
     _bits,
     _brick,
-    _ifm,
-    _kernel,
-    _m1,
-    _ofm,
+    command_shapes,
 )
 from sdk.ethosu.stream.decode import Operation
 from sdk.ethosu.stream.registers_u85 import ENUMS
@@ -241,19 +238,7 @@ class U85Model:
     # -- shapes ----------------------------------------------------------------------------------
 
     def geometry(self, op: Operation) -> _Geometry:
-        mode = None
-        if op.kind == "POOL":
-            mode = ENUMS["pooling_mode"][op.value("NPU_OP_POOL", "pooling_mode", 0)]
-        elif op.kind == "ELEMENTWISE":
-            mode = ENUMS["elementwise_mode"][op.value("NPU_OP_ELEMENTWISE", "elementwise_mode", 0)]
-        kernel = _kernel(op)
-        ofm = _ofm(op)
-        ifm = _ifm(op, ofm, kernel)
-        block = Shape(
-            _m1(op, "OFM_BLK_HEIGHT_M1", "height_m1"),
-            _m1(op, "OFM_BLK_WIDTH_M1", "width_m1"),
-            _m1(op, "OFM_BLK_DEPTH_M1", "depth_m1"),
-        )
+        mode, kernel, ifm, ofm, block = command_shapes(op, ENUMS)
         transpose = _transpose(op)
         if transpose != "HWC":  # regor costs the OFM in its transposed (written) shape
             dims = {"H": ofm.h, "W": ofm.w, "C": ofm.c}
