@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ethosu.vela.operation import Kernel
 
-from sdk.ethosu.cycles import (
+from sdk.ethosu.cycle_terms import (
     AXI_PORTS,
     CONST_REGION,
     SUB_KERNEL,
