@@ -105,6 +105,11 @@ def test_ini_matches_vela_stock_for_shared_sram(tmp_path):
     assert (board.memory_latency == stock.memory_latency).all()
     assert board.memory_bandwidths_per_cycle[flash] == 1.0
     assert fast.memory_bandwidths_per_cycle[flash] == 8.0
+    # Vela's stock Sram_Only (board.yaml's Sram_Only `stock`): its constants at the same speed
+    stock_fast = arch(None, "Ethos_U55_High_End_Embedded", "Sram_Only")
+    constants = stock_fast._mem_port_mapping(stock_fast.const_mem_area)
+    assert stock_fast.memory_bandwidths_per_cycle[constants] == 8.0
+    assert stock_fast.memory_latency[constants][0] == fast.memory_latency[flash][0]
 
 
 def _vela_total_cycles(tosa: Path, flags: list[str], config: list[str], out: Path) -> dict:
@@ -181,6 +186,8 @@ def test_timing_adapters_carry_each_modes_documented_timing():
     assert shared["axi1"]["BWCAP"] == 50 and shared["axi1"]["PULSE_ON"] == 320  # MLEK's TA1
     sram_only = table[("Ethos_U55_Corstone300_Sram_Only",) * 2]
     assert sram_only["axi1"] == sram_only["axi0"] == shared["axi0"]
+    assert table[("Ethos_U55_High_End_Embedded", "Sram_Only")] == sram_only
+    assert ("Ethos_U55_Deep_Embedded", "Shared_Sram") not in table  # other speeds: refused
     for port in ("axi0", "axi1"):
         timing = adapter_timing(shared[port])
         assert timing == (
