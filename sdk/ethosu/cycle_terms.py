@@ -203,3 +203,20 @@ def command_shapes(op: Operation, enums: dict) -> tuple[str | None, Kernel, Shap
         _m1(op, "OFM_BLK_DEPTH_M1", "depth_m1"),
     )
     return mode, kernel, ifm, ofm, block
+
+
+class KernelCommands:
+    """A cycle model's kernel command: its MAC (or elementwise) cost and its memory cost, the
+    larger of them its own time. The U55 and U85 models give `geometry`, `_mac_op`,
+    `_elementwise` and `_memory`."""
+
+    def kernel_op(self, op: Operation) -> OpTiming:
+        timing = OpTiming(op.index, op.stream_offset, op.kind)
+        g = self.geometry(op)  # type: ignore[attr-defined]
+        if op.kind == "ELEMENTWISE":
+            self._elementwise(op, g, timing)  # type: ignore[attr-defined]
+        else:
+            self._mac_op(op, g, timing)  # type: ignore[attr-defined]
+        self._memory(op, g, timing)  # type: ignore[attr-defined]
+        timing.busy_cycles = max(timing.compute_cycles, *timing.memory_cycles.values(), 0)
+        return timing

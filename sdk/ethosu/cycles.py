@@ -46,6 +46,7 @@ from sdk.ethosu.cycle_terms import (  # noqa: F401 (callers take these from here
     CONST_REGION,
     SUB_KERNEL,
     CycleModelError,
+    KernelCommands,
     Memory,
     MemorySystem,
     OpTiming,
@@ -298,7 +299,7 @@ class _Geometry:
     ifm_block: Shape
 
 
-class _Model:
+class _Model(KernelCommands):
     def __init__(self, npu_config: str, memory: MemorySystem) -> None:
         self.npu = _Npu(npu_config)
         self.memory = memory
@@ -388,17 +389,6 @@ class _Model:
         return cycles_ifm + mem.write_latency + int(tx / mem.bytes_per_cycle)
 
     # -- operations ------------------------------------------------------------------------------
-
-    def kernel_op(self, op: Operation) -> OpTiming:
-        timing = OpTiming(op.index, op.stream_offset, op.kind)
-        g = self.geometry(op)
-        if op.kind == "ELEMENTWISE":
-            self._elementwise(op, g, timing)
-        else:
-            self._mac_op(op, g, timing)
-        self._memory(op, g, timing)
-        timing.busy_cycles = max(timing.compute_cycles, *timing.memory_cycles.values(), 0)
-        return timing
 
     def _mac_cycles_per_block(self, op: Operation, g: _Geometry, ublock: Shape) -> int:
         """The MAC unit's cycles for one OFM block (regor EstimateMacCyclesPerBlock)."""

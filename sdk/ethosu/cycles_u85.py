@@ -31,6 +31,7 @@ from sdk.ethosu.cycle_terms import (
     CONST_REGION,
     SUB_KERNEL,
     CycleModelError,
+    KernelCommands,
     Memory,
     MemorySystem,
     OpTiming,
@@ -227,7 +228,7 @@ class _Geometry:
     sparse: bool
 
 
-class U85Model:
+class U85Model(KernelCommands):
     """Per-command costs of a U85 stream (the interface of cycles._Model)."""
 
     def __init__(self, npu_config: str, memory: MemorySystem) -> None:
@@ -392,17 +393,6 @@ class U85Model:
         )
         latency = mem.read_latency if is_read else mem.write_latency
         return latency + int(tx / mem.bytes_per_cycle)
-
-    def kernel_op(self, op: Operation) -> OpTiming:
-        t = OpTiming(op.index, op.stream_offset, op.kind)
-        g = self.geometry(op)
-        if op.kind == "ELEMENTWISE":
-            self._elementwise(op, g, t)
-        else:
-            self._mac_op(op, g, t)
-        self._memory(op, g, t)
-        t.busy_cycles = max(t.compute_cycles, *t.memory_cycles.values(), 0)
-        return t
 
     def _mac_op(self, op: Operation, g: _Geometry, t: OpTiming) -> None:
         """regor EthosU85Performance::EstimateMacOpCycles, the command as a single slice
