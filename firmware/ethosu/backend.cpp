@@ -89,8 +89,9 @@ bool spec_is(const rt::CompileSpec& spec, const char* key) {
 // differs from the one in force (every delegate of a program is usually compiled alike).
 void program_timing_adapters(int32_t config) {
   const TimingAdapters& ta = g_platform.timing_adapters;
-  if (config == kNoTimingConfig || config == g_timing_config) {
-    return;
+  if (config < 0 || static_cast<uint32_t>(config) >= ta.config_count ||
+      config == g_timing_config) {
+    return;  // none named, or not this platform's table (init checked it against the one then)
   }
   const TimingAdapterConfig& c = ta.configs[config];
   for (uint32_t a = 0; a < ta.count && a < kMaxTimingAdapters; ++a) {
@@ -209,6 +210,12 @@ Error register_backend(const NpuPlatform& platform) {
   RT_CHECK(platform.read32 != nullptr && platform.write32 != nullptr &&
                platform.wait_for_irq != nullptr,
            Error::InvalidArgument, "EthosUBackend: the platform lacks read32/write32/wait_for_irq");
+  const TimingAdapters& ta = platform.timing_adapters;
+  RT_CHECK(ta.count <= kMaxTimingAdapters &&
+               (ta.count == 0 || (ta.configs != nullptr && ta.register_offsets != nullptr)),
+           Error::InvalidArgument,
+           "EthosUBackend: the platform's timing adapters (%lu) exceed %lu or lack their tables",
+           ul(ta.count), ul(kMaxTimingAdapters));
   if (rt::find_backend(kBackendId, strlen(kBackendId)) == nullptr) {
     RT_TRY(rt::register_backend(&kEthosUBackend));
   }

@@ -498,3 +498,18 @@ TEST(backend_leaves_the_adapters_alone_without_a_named_configuration) {
     CHECK_EQ(adapter_writes(rig.model), 0u);
   }
 }
+
+TEST(backend_reads_the_configuration_as_vela_takes_its_flags) {
+  // `--name value` as well as `--name=value`, and the last of each wins.
+  Rig rig;
+  rig.model.on_run = xor_standard;
+  CHECK_OK(register_with_adapters(rig));
+  Bytes bytes = flagged_program(
+      "--system-config=Board_Shared --memory-mode Sram_Only --system-config Stock_System");
+  rt::Result<rt::Method> method = rig.load(bytes);
+  CHECK_OK(method);
+  int8_t input[16] = {};
+  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
+  CHECK_OK(method.get().execute());
+  CHECK_EQ(written(rig.model, 0x1000 + kTaRegisterOffsets[7]), kTaConfigs[1].values[0][7]);
+}

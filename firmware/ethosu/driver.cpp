@@ -37,10 +37,12 @@ bool needs_maintenance(const Job& job, size_t r) {
   if (job.regions[r] == nullptr || job.region_sizes[r] == 0) {
     return false;
   }
+  const uint32_t constant = (job.constant_regions >> r) & 1u;
   for (size_t earlier = 0; earlier < r; ++earlier) {
     if (job.regions[earlier] == job.regions[r] &&
-        job.region_sizes[earlier] >= job.region_sizes[r]) {
-      return false;
+        job.region_sizes[earlier] >= job.region_sizes[r] &&
+        ((job.constant_regions >> earlier) & 1u) == constant) {
+      return false;  // maintained as that one is
     }
   }
   return true;

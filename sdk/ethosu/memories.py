@@ -9,6 +9,7 @@ configuration assumes a faster memory than the board has.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ TA_REGISTERS = {
 }
 TA_WORD_BYTES = 8  # BWCAP counts 64-bit words
 TA_SPAN = 0x40  # the registers' extent from an adapter's base
+_VELA_NAME = re.compile(r"[A-Za-z0-9_]+")  # a Vela section name (also a C string literal)
 _ADAPTER_KEYS = ("maxr", "maxw", "pulse_on", "pulse_off", "bwcap", "mode")
 _ADAPTER_LIMITS = {"maxr": 0x3F, "maxw": 0x3F}  # 6-bit fields; the rest are 16-bit
 
@@ -379,7 +381,7 @@ def parse_npu_memories(where: str, board: str, data: Any) -> NpuMemories | None:
         if stock is not None and (
             not isinstance(stock, dict)
             or sorted(stock) != ["memory_mode", "system_config"]
-            or not all(isinstance(v, str) and v for v in stock.values())
+            or not all(isinstance(v, str) and _VELA_NAME.fullmatch(v) for v in stock.values())
         ):
             raise ConfigError(f"{at}.stock: expected system_config and memory_mode (Vela's names)")
         modes[str(name)] = MemoryMode(
@@ -393,5 +395,8 @@ def parse_npu_memories(where: str, board: str, data: Any) -> NpuMemories | None:
     default = data.get("default")
     if default is not None and default not in modes:
         raise ConfigError(f"{where}.default: {default!r} is not one of {', '.join(modes)}")
+    stocks = [m.stock for m in modes.values() if m.stock is not None]
+    if len(set(stocks)) != len(stocks):
+        raise ConfigError(f"{where}.modes: two modes name the same stock configuration")
     adapters = _timing_adapters(f"{where}.timing_adapters", data.get("timing_adapters"), ports)
     return NpuMemories(board, clock, ports, modes, default, adapters)

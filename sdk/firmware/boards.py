@@ -148,7 +148,7 @@ class Board:
         rows = []
         for (system, mode), values in memories.adapter_modes().items():
             per_port = ", ".join(
-                "{" + ", ".join(f"{v}u" for v in values[p].values()) + "}" for p in ports
+                "{" + ", ".join(f"{values[p][name]}u" for name in TA_REGISTERS) + "}" for p in ports
             )
             rows.append(f'{{"{system}", "{mode}", {{{per_port}}}}}')
         return {
@@ -168,11 +168,19 @@ class Board:
 NPU_REGISTER_SPAN = 0x1000
 
 
-def _check_timing_adapters(where: str, npu_base: int, memories: NpuMemories | None) -> None:
+def _check_timing_adapters(
+    where: str, npu_base: int, memories: NpuMemories | None, kind: str = "ethos-u55"
+) -> None:
     """The firmware writes the adapters at their offset from the NPU's base (one path for the
-    board's NPU and the link's virtual U55): each must lie past the NPU's registers, apart."""
-    if memories is None:
+    board's NPU and the link's virtual U55): each must lie past the NPU's registers, apart.
+    Only a U55's register file is known to end at NPU_REGISTER_SPAN (a U85's PMU lies past it)."""
+    if memories is None or not memories.timing_adapters:
         return
+    if kind != "ethos-u55":
+        raise ConfigError(
+            f"{where}: npu_memories.timing_adapters: modelled beside an ethos-u55 only, "
+            f"this board's NPU is {kind}"
+        )
     spans = sorted(memories.timing_adapters.items(), key=lambda item: item[1])
     for k, (port, base) in enumerate(spans):
         if base - npu_base < NPU_REGISTER_SPAN:
@@ -320,7 +328,7 @@ def load_board(name: str, boards_dir: Path = BOARDS_DIR) -> Board:
     clock = cpu.get("clock_hz")
     npu_base = _int(f"{where}: npu.base", npu.get("base"))
     memories = parse_npu_memories(f"{where}: npu_memories", name, data.get("npu_memories"))
-    _check_timing_adapters(where, npu_base, memories)
+    _check_timing_adapters(where, npu_base, memories, str(npu.get("kind")))
     targets = data.get("targets") or {}
     if not isinstance(targets, dict) or not all(isinstance(t, dict) for t in targets.values()):
         raise ConfigError(f"{where}: targets must be a table of tables")

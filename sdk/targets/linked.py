@@ -76,13 +76,7 @@ def run_linked(
     model = virtual_npu_of(session)
     if model is None or model.program is not program:
         assert session.info is not None  # connected
-        model = _virtual_npu_class(session.info.npu_config)(
-            session.info.npu_config,
-            program,
-            tosa_dir,
-            npu_executor=_virtual_npu_executor(npu_executor),
-            adapters=board_adapters(session.info.board),
-        )
+        model = next_virtual_npu(model, session.info, program, tosa_dir, npu_executor)
         session.npu_device = model
     mark, loads = len(model.job_log), session.loads
     record = session.run_program(
@@ -135,6 +129,29 @@ def modelled_npu(model: VirtualNpu, mark: int, iterations: int, stats: Stats) ->
     )
     since_load = sum(job.cycles or 0 for job in model.job_log[model.jobs_at_load :])
     return ModelledNpu(delegates, stats.npu_cycles, stats.runs, since_load)
+
+
+def next_virtual_npu(
+    previous: VirtualNpu | None,
+    info: Info,
+    program: LoadedProgram,
+    tosa_dir: Path | None,
+    npu_executor: str | None,
+) -> VirtualNpu:
+    """The virtual NPU of the firmware's NPU configuration (its INFO) for `program`. The
+    board's timing adapters keep what the previous program's jobs left in them: they are the
+    board's, a LOAD does not reset them, and the firmware writes them only when its setting
+    changes."""
+    model = _virtual_npu_class(info.npu_config)(
+        info.npu_config,
+        program,
+        tosa_dir,
+        npu_executor=_virtual_npu_executor(npu_executor),
+        adapters=board_adapters(info.board),
+    )
+    if previous is not None:
+        model.adapter_values = {p: dict(v) for p, v in previous.adapter_values.items()}
+    return model
 
 
 def board_adapters(board: str) -> dict[int, tuple[str, str]]:

@@ -208,6 +208,14 @@ def test_timing_adapters_carry_each_modes_documented_timing():
         (lambda d: d["timing_adapters"].pop("source"), "timing_adapters.source"),
         (lambda d: d["ports"]["axi1"].pop("adapter"), "ports.axi1 gives no adapter"),
         (lambda d: d["modes"]["Shared_Sram"].update(stock="x"), "stock: expected system_config"),
+        (
+            lambda d: d["modes"]["Shared_Sram"]["stock"].update(memory_mode='Sram"; x'),
+            "stock: expected system_config",
+        ),
+        (
+            lambda d: d["modes"]["Sram_Only"].update(stock=d["modes"]["Shared_Sram"]["stock"]),
+            "two modes name the same stock",
+        ),
     ],
 )
 def test_bad_timing_adapter_entry_fails_clearly(edit, message):
@@ -217,6 +225,37 @@ def test_bad_timing_adapter_entry_fails_clearly(edit, message):
         data["ports"]["axi1"]["bytes_per_cycle"] = 1
     with pytest.raises(ConfigError, match=message):
         parse_npu_memories("board.yaml: npu_memories", "corstone300", data)
+
+
+def test_adapters_are_only_taken_beside_a_u55():
+    """Past 0x1000 from a U85's base lie its own registers (its PMU): adapters there would
+    hide them from the virtual NPU, so a board with another NPU may not name adapters."""
+    from sdk.firmware.boards import _check_timing_adapters
+
+    memories = load_board("corstone300").npu_memories
+    with pytest.raises(ConfigError, match="beside an ethos-u55 only"):
+        _check_timing_adapters("board.yaml", 0x58102000, memories, "ethos-u85")
+    _check_timing_adapters("board.yaml", 0x58102000, memories, "ethos-u55")
+
+
+def test_the_next_programs_virtual_npu_keeps_the_boards_adapters():
+    """A LOAD does not reset the board's timing adapters and the firmware writes them only
+    when its setting changes: the virtual NPU made for the next program keeps their values."""
+    from sdk.ethosu.device import VirtualU55
+    from sdk.link.protocol import Info
+    from sdk.targets.linked import next_virtual_npu
+
+    board = load_board("corstone300")
+    at = board.npu_memories.adapter_registers_at(board.npu_base)
+    first = VirtualU55("ethos-u55-128", adapters=at)
+    offset = next(o for o, where in at.items() if where == ("axi1", "BWCAP"))
+    first._write(None, offset, 50)
+    info = Info(1, 4096, 32_000_000, 1, 1, 0, 0, 0, 0, False, b"", "", "corstone300",
+                "ethos-u55-128", 0, ())  # fmt: skip
+    second = next_virtual_npu(first, info, None, None, None)
+    assert second is not first and second.read(offset) == 50
+    assert second.adapter_values is not first.adapter_values
+    assert next_virtual_npu(None, info, None, None, None).read(offset) == 0
 
 
 def test_adapters_must_lie_past_the_npus_registers(tmp_path):
