@@ -234,6 +234,21 @@ uint32_t semihosting_open(const char* name, uint32_t mode) {
   return semihosting_call(kSysOpen, block);
 }
 
+// SYS_READ or SYS_WRITE (`op`) of `size` bytes at `address` in chunks: 0, or -3 when a call
+// moved fewer bytes than asked (both return the bytes they did not move).
+int semihosting_transfer(uint32_t op, uint32_t handle, uintptr_t address, size_t size) {
+  for (size_t done = 0; done < size;) {
+    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
+    volatile uint32_t block[3] = {handle, static_cast<uint32_t>(address + done),
+                                  static_cast<uint32_t>(part)};
+    if (semihosting_call(op, block) != 0) {
+      return -3;
+    }
+    done += part;
+  }
+  return 0;
+}
+
 }  // namespace
 #endif
 
@@ -245,14 +260,8 @@ extern "C" int platform_host_read_file(const char* name, void* data, size_t size
   }
   volatile uint32_t flen_block[1] = {handle};
   int result = semihosting_call(kSysFlen, flen_block) == size ? 0 : -3;
-  uint8_t* bytes = static_cast<uint8_t*>(data);
-  for (size_t done = 0; done < size && result == 0;) {
-    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
-    volatile uint32_t read_block[3] = {handle, reinterpret_cast<uint32_t>(bytes + done),
-                                       static_cast<uint32_t>(part)};
-    // SYS_READ returns the bytes it did not read.
-    result = semihosting_call(kSysRead, read_block) == 0 ? 0 : -3;
-    done += part;
+  if (result == 0) {
+    result = semihosting_transfer(kSysRead, handle, reinterpret_cast<uintptr_t>(data), size);
   }
   volatile uint32_t close_block[1] = {handle};
   semihosting_call(kSysClose, close_block);
@@ -271,16 +280,7 @@ extern "C" int platform_host_write_file(const char* name, const void* data, size
   if (handle == 0xFFFFFFFFu) {
     return -2;
   }
-  const uint8_t* bytes = static_cast<const uint8_t*>(data);
-  int result = 0;
-  for (size_t done = 0; done < size && result == 0;) {
-    size_t part = size - done < kSemihostingWriteChunk ? size - done : kSemihostingWriteChunk;
-    volatile uint32_t write_block[3] = {handle, reinterpret_cast<uint32_t>(bytes + done),
-                                        static_cast<uint32_t>(part)};
-    // SYS_WRITE returns the bytes it did not write.
-    result = semihosting_call(kSysWrite, write_block) == 0 ? 0 : -3;
-    done += part;
-  }
+  int result = semihosting_transfer(kSysWrite, handle, reinterpret_cast<uintptr_t>(data), size);
   volatile uint32_t close_block[1] = {handle};
   if (semihosting_call(kSysClose, close_block) != 0 && result == 0) {
     result = -3;

@@ -441,6 +441,13 @@ uint32_t written(const NpuRegisterModel& m, uint32_t offset) {
   return value;
 }
 
+// One run of a flagged_program's method on a zero input.
+rt::Error run_zeros(rt::Method& method) {
+  int8_t input[16] = {};
+  RT_TRY(method.set_input(0, input, sizeof(input)));
+  return method.execute();
+}
+
 size_t adapter_writes(const NpuRegisterModel& m) {
   size_t n = 0;
   for (const auto& a : m.log) n += a.write && a.offset >= 0x1000 && a.offset < 0x1240;
@@ -458,9 +465,7 @@ TEST(backend_programs_the_timing_adapters_for_the_compiled_configuration) {
   rt::Result<rt::Method> method = rig.load(bytes);
   CHECK_OK(method);
   CHECK_EQ(adapter_writes(rig.model), 0u);  // at the job, not at load
-  int8_t input[16] = {};
-  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
-  CHECK_OK(method.get().execute());
+  CHECK_OK(run_zeros(method.get()));
   // (The log, not reg(): the model is the NPU alone, and its soft reset clears its array.)
   for (uint32_t r = 0; r < ethosu::kTimingAdapterRegisters; ++r) {
     CHECK_EQ(written(rig.model, 0x1000 + kTaRegisterOffsets[r]), kTaConfigs[1].values[0][r]);
@@ -492,9 +497,7 @@ TEST(backend_leaves_the_adapters_alone_without_a_named_configuration) {
     Bytes bytes = flagged_program(flags);
     rt::Result<rt::Method> method = rig.load(bytes);
     CHECK_OK(method);
-    int8_t input[16] = {};
-    CHECK_OK(method.get().set_input(0, input, sizeof(input)));
-    CHECK_OK(method.get().execute());
+    CHECK_OK(run_zeros(method.get()));
     CHECK_EQ(adapter_writes(rig.model), 0u);
   }
 }
@@ -508,8 +511,6 @@ TEST(backend_reads_the_configuration_as_vela_takes_its_flags) {
       "--system-config=Board_Shared --memory-mode Sram_Only --system-config Stock_System");
   rt::Result<rt::Method> method = rig.load(bytes);
   CHECK_OK(method);
-  int8_t input[16] = {};
-  CHECK_OK(method.get().set_input(0, input, sizeof(input)));
-  CHECK_OK(method.get().execute());
+  CHECK_OK(run_zeros(method.get()));
   CHECK_EQ(written(rig.model, 0x1000 + kTaRegisterOffsets[7]), kTaConfigs[1].values[0][7]);
 }

@@ -41,7 +41,7 @@ from ethosu.vela.ethos_u55_regs.ethos_u55_regs import pmu_event_type, resampling
 from ethosu.vela.operation import Kernel
 from ethosu.vela.tensor import BandwidthDirection
 
-from sdk.ethosu.cycle_terms import (  # noqa: F401 (callers take these from here too)
+from sdk.ethosu.cycle_terms import (
     AXI_PORTS,
     CONST_REGION,
     SUB_KERNEL,
@@ -53,11 +53,6 @@ from sdk.ethosu.cycle_terms import (  # noqa: F401 (callers take these from here
     Shape,
     _bits,
     _brick,
-    _ifm,
-    _kernel,
-    _m1,
-    _ofm,
-    _stride,
     command_shapes,
 )
 from sdk.ethosu.cycles_u85 import U85Model, u85_memory_system
